@@ -1,0 +1,90 @@
+# settlement_widgets: two commands for a newcomer, `make lab` and `make test`.
+# Every target installs what it needs (venv, npm packages, Debian chromium) and is idempotent:
+# stamps make a second run quick.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.installed
+NPM_STAMP := contracts/node_modules/.installed
+INTEROP_STAMP := tests/interop/node_modules/.installed
+ARTIFACTS_STAMP := settlement_widgets/_artifacts/.built
+SOL_SOURCES := $(shell find contracts/src -name '*.sol' 2>/dev/null)
+CHROMIUM ?= /usr/bin/chromium
+LAB_FLAGS ?=
+PYTEST_FLAGS ?=
+# run as root (containers, CI): Jupyter refuses to start without --allow-root
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: help setup lab test lint typecheck unit contracts contracts-check chromium interop-deps \
+        notebooks bench reliability clean
+
+help:
+	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
+	@echo "make test    set up and run every test suite (what CI runs)"
+	@echo "make bench   benchmarks (tables + benchmarks/results/latest.json)"
+
+# --- setup -------------------------------------------------------------------------------
+
+$(PY_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+# `npm install` (not `npm ci`): the lock cannot list anvil's other-platform optional packages
+$(NPM_STAMP): contracts/package.json contracts/package-lock.json
+	cd contracts && npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(INTEROP_STAMP): tests/interop/package.json tests/interop/package-lock.json
+	cd tests/interop && npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(ARTIFACTS_STAMP): $(NPM_STAMP) contracts/build.js $(SOL_SOURCES)
+	node contracts/build.js
+	touch $@
+
+contracts: $(ARTIFACTS_STAMP)
+
+# Our compiled artifacts are not committed; this proves a rebuild is byte-identical.
+contracts-check: $(ARTIFACTS_STAMP)
+	node contracts/build.js --check
+
+interop-deps: $(INTEROP_STAMP)
+
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  echo "installing Debian chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+setup: $(PY_STAMP) contracts
+
+# --- the two commands ----------------------------------------------------------------------
+
+lab: setup
+	SETTLEMENT_NETWORK=$${SETTLEMENT_NETWORK:-local} $(BIN)/jupyter lab $(ALLOW_ROOT) \
+	  --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+
+lint: $(PY_STAMP)
+	$(BIN)/ruff check settlement_widgets tests benchmarks
+	$(BIN)/mypy
+
+test: setup interop-deps chromium lint
+	$(BIN)/pytest $(PYTEST_FLAGS)
+	@if ls notebooks/*.ipynb >/dev/null 2>&1; then $(MAKE) --no-print-directory notebooks; fi
+
+notebooks: setup
+	$(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+	  notebooks
+
+bench: setup
+	$(BIN)/python -m benchmarks
+
+reliability: setup
+	$(BIN)/python -m benchmarks.reliability
+
+clean:
+	rm -rf $(VENV) contracts/node_modules tests/interop/node_modules settlement_widgets/_artifacts

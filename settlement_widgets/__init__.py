@@ -1,0 +1,109 @@
+"""settlement_widgets: pick one of three settlement methods for a cross-chain intent and run it
+for real from Jupyter (LI.FI routes, an ERC-7824 state channel, a Uniswap v4 policy hook).
+
+The public names below are imported lazily (PEP 562), so ``import settlement_widgets`` stays
+fast and pulls in web3, pandas or ipywidgets only when a name that needs them is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# name -> submodule that defines it
+_EXPORTS: dict[str, str] = {
+    # methods and networks
+    "SettlementMethod": "methods",
+    "SettlementOption": "methods",
+    "SETTLEMENT_OPTIONS": "methods",
+    "SEPOLIA_CONTRACTS": "methods",
+    "settlement_config": "methods",
+    "Network": "networks",
+    "SEPOLIA": "networks",
+    "get_network": "networks",
+    "WalletClient": "wallet",
+    # errors
+    "SettlementError": "errors",
+    "SettlementValueError": "errors",
+    "ConfigurationError": "errors",
+    "UnavailableError": "errors",
+    "TransactionFailedError": "errors",
+    # provider singletons (spec §4.4)
+    "create_sepolia_channel_config": "providers",
+    "create_local_channel_config": "providers",
+    "init_channel_provider": "providers",
+    "get_channel_provider": "providers",
+    "reset_channel_provider": "providers",
+    "init_v4_provider": "providers",
+    "get_v4_provider": "providers",
+    "reset_v4_provider": "providers",
+    "aggregator_provider": "providers",
+    "get_aggregator_provider": "providers",
+    # providers
+    "ChannelProvider": "channel",
+    "V4Provider": "v4",
+    "AggregatorProvider": "aggregator",
+    # widgets
+    "SettlementSelector": "widgets",
+    "ChannelStatusPanel": "widgets",
+    # local sandbox
+    "LocalSandbox": "sandbox",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'settlement_widgets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from .aggregator import AggregatorProvider
+    from .channel import ChannelProvider
+    from .errors import (
+        ConfigurationError,
+        SettlementError,
+        SettlementValueError,
+        TransactionFailedError,
+        UnavailableError,
+    )
+    from .methods import (
+        SEPOLIA_CONTRACTS,
+        SETTLEMENT_OPTIONS,
+        SettlementMethod,
+        SettlementOption,
+        settlement_config,
+    )
+    from .networks import SEPOLIA, Network, get_network
+    from .providers import (
+        aggregator_provider,
+        create_local_channel_config,
+        create_sepolia_channel_config,
+        get_aggregator_provider,
+        get_channel_provider,
+        get_v4_provider,
+        init_channel_provider,
+        init_v4_provider,
+        reset_channel_provider,
+        reset_v4_provider,
+    )
+    from .sandbox import LocalSandbox
+    from .v4 import V4Provider
+    from .wallet import WalletClient
+    from .widgets import ChannelStatusPanel, SettlementSelector
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Jupyter server extension entry point: ``/api/settlement`` (settlement_widgets.api)."""
+    return [{"module": "settlement_widgets.api.extension"}]

@@ -1,0 +1,75 @@
+"""Address validation shared by every component.
+
+The relay compares address strings case-sensitively (erc7824-nitrolite.md §3.2), so
+everything we send is EIP-55 checksummed. Input may be all-lowercase (or all-uppercase) hex,
+which has no checksum to check, or mixed-case, which must carry a correct checksum.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InvalidAddressError
+
+__all__ = ["ZERO_ADDRESS", "is_address", "short", "to_checksum", "validate_address"]
+
+ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+_HEX40 = re.compile(r"^0x[0-9a-fA-F]{40}$")
+
+
+def _keccak(data: bytes) -> bytes:
+    from eth_hash.auto import keccak  # imported lazily: keeps `import settlement_widgets` fast
+
+    return keccak(data)
+
+
+def to_checksum(address: str) -> str:
+    """EIP-55 checksum of a syntactically valid address (no checksum verification)."""
+    if not isinstance(address, str) or not _HEX40.match(address):
+        raise InvalidAddressError(
+            f"invalid address {address!r}: expected 0x followed by 40 hex digits"
+        )
+    lower = address[2:].lower()
+    digest = _keccak(lower.encode("ascii")).hex()
+    return "0x" + "".join(
+        c.upper() if c.isalpha() and int(digest[i], 16) >= 8 else c for i, c in enumerate(lower)
+    )
+
+
+def validate_address(address: object, *, field: str = "address", allow_zero: bool = True) -> str:
+    """Return the EIP-55 form of ``address`` or raise :class:`InvalidAddressError`.
+
+    Accepts lowercase or uppercase hex, or mixed case with a correct checksum.
+    """
+    if not isinstance(address, str):
+        raise InvalidAddressError(f"{field} must be a string, got {type(address).__name__}")
+    if not _HEX40.match(address):
+        raise InvalidAddressError(
+            f"invalid {field} {address!r}: expected 0x followed by 40 hex digits (20 bytes)"
+        )
+    checksummed = to_checksum(address)
+    body = address[2:]
+    if body != body.lower() and body != body.upper() and address != checksummed:
+        raise InvalidAddressError(
+            f"invalid {field} {address!r}: mixed-case address with a wrong EIP-55 checksum "
+            f"(did you mean {checksummed}?)"
+        )
+    if not allow_zero and checksummed == ZERO_ADDRESS:
+        raise InvalidAddressError(f"{field} must not be the zero address")
+    return checksummed
+
+
+def is_address(address: object) -> bool:
+    """True when :func:`validate_address` would accept ``address``."""
+    try:
+        validate_address(address)
+    except InvalidAddressError:
+        return False
+    return True
+
+
+def short(value: str, head: int = 10, tail: int = 8) -> str:
+    """The dashboard's truncation rule: over 20 characters -> first 10 + ``...`` + last 8."""
+    if len(value) <= head + tail + 2:
+        return value
+    return f"{value[:head]}...{value[-tail:]}"

@@ -1,0 +1,130 @@
+"""Best-rate discovery: rank routes by what the user keeps, not by the headline ``toAmount``.
+
+The original dashboard picked the route with the highest ``toAmount``. That ignores what the
+user pays besides the tokens sent: gas, and fees that are not taken out of ``toAmount`` but
+paid on top (a bridge's messaging fee in the native coin, for instance). A route can show the
+highest ``toAmount`` and still leave the user poorer. This module values every route in USD
+and ranks on that value.
+
+The rule, exactly (all arithmetic in :class:`~decimal.Decimal`, no rounding):
+
+1. **received_usd** = the route's ``toAmountUSD``. If LI.FI sent none, ``toAmount`` converted
+   to whole tokens (``toAmount / 10**toToken.decimals``) times ``toToken.priceUSD``. If
+   neither is available the route has no USD value (see 6).
+2. **fees_usd** = the sum of ``amountUSD`` of every fee cost with ``included: false`` in
+   ``steps[*].estimate.feeCosts``. Fees with ``included: true`` are already deducted from
+   ``toAmount`` and are not subtracted again (they are reported as ``included_fees_usd``).
+   Only top-level steps count: a step's estimate already aggregates its ``includedSteps``.
+3. **gas_usd** = the route's ``gasCostUSD`` (LI.FI's aggregate). If absent, the sum of
+   ``amountUSD`` of ``steps[*].estimate.gasCosts``; when a step lists a ``SUM`` entry, only
+   its ``SUM`` entries are counted (a ``SUM`` already totals the others).
+4. **net_usd** = received_usd - fees_usd - gas_usd. **net_min_usd** is the same with
+   ``toAmountMin`` valued at the route's own rate (received_usd * toAmountMin / toAmount):
+   the worst case inside the slippage bound.
+5. Order: net_usd descending; ties (exactly equal Decimals) by estimated duration ascending
+   (sum of ``steps[*].estimate.executionDuration``); then net_min_usd descending; then the
+   route id, so the order is total and reproducible.
+6. Routes without a USD value come after every valued route, ordered by ``toAmount``
+   descending (one request has one ``toToken``, so token amounts compare), then duration.
+
+A :class:`~settlement_widgets.aggregator.models.Quote` is valued the same way (a quote is a
+single step; it has no ``gasCostUSD``, so rule 3's fallback applies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+from .models import GasCost, Quote, Route, Step
+
+__all__ = ["NetValue", "best", "net_value", "rank_routes"]
+
+_ZERO = Decimal(0)
+
+
+@dataclass(frozen=True)
+class NetValue:
+    """The USD breakdown behind a route's rank (see the module docstring for the rule)."""
+
+    received_usd: Decimal
+    received_min_usd: Decimal
+    fees_usd: Decimal
+    included_fees_usd: Decimal
+    gas_usd: Decimal
+
+    @property
+    def net_usd(self) -> Decimal:
+        return self.received_usd - self.fees_usd - self.gas_usd
+
+    @property
+    def net_min_usd(self) -> Decimal:
+        return self.received_min_usd - self.fees_usd - self.gas_usd
+
+
+def _gas_of(costs: Sequence[GasCost]) -> Decimal:
+    sums = [g.amount_usd for g in costs if g.type == "SUM"]
+    return sum(sums if sums else (g.amount_usd for g in costs), _ZERO)
+
+
+def _costs(steps: Iterable[Step]) -> tuple[Decimal, Decimal, Decimal]:
+    fees = included = gas = _ZERO
+    for step in steps:
+        for fee in step.estimate.fee_costs:
+            if fee.included:
+                included += fee.amount_usd
+            else:
+                fees += fee.amount_usd
+        gas += _gas_of(step.estimate.gas_costs)
+    return fees, included, gas
+
+
+def net_value(item: Route | Quote) -> NetValue | None:
+    """The USD breakdown of a route or quote, or None when it cannot be priced in USD."""
+    if isinstance(item, Quote):
+        steps: tuple[Step, ...] = (item.step,)
+        to_usd = item.estimate.to_amount_usd
+        to_amount, to_min = item.estimate.to_amount, item.estimate.to_amount_min
+        to_token = item.action.to_token
+        gas_total = None
+    else:
+        steps = item.steps
+        to_usd = item.to_amount_usd
+        to_amount, to_min = item.to_amount, item.to_amount_min
+        to_token = item.to_token
+        gas_total = item.gas_cost_usd
+    if to_usd is None:
+        if to_token.price_usd is None:
+            return None
+        to_usd = to_token.units(to_amount) * to_token.price_usd
+    fees, included, gas = _costs(steps)
+    if gas_total is not None:
+        gas = gas_total
+    received_min = to_usd * to_min / to_amount if to_amount else _ZERO
+    return NetValue(
+        received_usd=to_usd,
+        received_min_usd=received_min,
+        fees_usd=fees,
+        included_fees_usd=included,
+        gas_usd=gas,
+    )
+
+
+def _key(route: Route) -> tuple[object, ...]:
+    value = net_value(route)
+    if value is None:
+        return (1, -route.to_amount, route.duration, route.id)
+    return (0, -value.net_usd, route.duration, -value.net_min_usd, route.id)
+
+
+def rank_routes(routes: Iterable[Route]) -> list[Route]:
+    """The routes best first, each a copy with ``rank`` set (1 = best). Pure."""
+    ordered = sorted(routes, key=_key)
+    return [replace(r, rank=i) for i, r in enumerate(ordered, start=1)]
+
+
+def best(routes: Iterable[Route]) -> Route | None:
+    """The best route by :func:`rank_routes`, or None for no routes."""
+    ranked = rank_routes(routes)
+    return ranked[0] if ranked else None

@@ -1,0 +1,69 @@
+"""Traitlets configuration of the ``/api/settlement`` endpoint.
+
+Set it like any Jupyter option, e.g. in ``jupyter_server_config.py``::
+
+    c.SettlementConfig.network = "local"
+    c.SettlementConfig.faucet_timeout = 5.0
+
+or on the command line (``--SettlementConfig.network=local``); the standalone server maps its
+``--network`` flag onto the same trait.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets import Enum, Float, Int, TraitError, Unicode, validate
+from traitlets.config import Configurable
+
+from ..networks import NETWORK_NAMES
+
+__all__ = ["SettlementConfig"]
+
+
+class SettlementConfig(Configurable):
+    """Options of the settlement endpoint (one instance per server)."""
+
+    network = Enum(
+        list(NETWORK_NAMES),
+        default_value="sepolia",
+        help="Network whose configuration, faucet and proofs the endpoint serves.",
+    ).tag(config=True)
+
+    rpc_url = Unicode(
+        None,
+        allow_none=True,
+        help="JSON-RPC URL used to read v4 ownership; default: the network's (SEPOLIA_RPC_URL).",
+    ).tag(config=True)
+
+    faucet_timeout = Float(10.0, help="Seconds to wait for the faucet.").tag(config=True)
+
+    faucet_rate_limit = Int(5, help="Faucet requests allowed per address per window.").tag(
+        config=True
+    )
+
+    faucet_rate_window = Float(60.0, help="Length of the faucet rate-limit window, s.").tag(
+        config=True
+    )
+
+    rpc_timeout = Float(5.0, help="Seconds to wait for the chain when reading ownership.").tag(
+        config=True
+    )
+
+    proofs_path = Unicode(
+        None, allow_none=True, help="Proof log (SQLite); default $SETTLEMENT_HOME/proofs.sqlite."
+    ).tag(config=True)
+
+    @validate("faucet_timeout", "faucet_rate_window", "rpc_timeout")
+    def _positive_seconds(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not value > 0:
+            raise TraitError(f"{proposal['trait'].name} must be positive, got {value}")
+        return value
+
+    @validate("faucet_rate_limit")
+    def _positive_limit(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise TraitError(f"faucet_rate_limit must be at least 1, got {value}")
+        return value

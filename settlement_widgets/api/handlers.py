@@ -1,0 +1,112 @@
+"""Tornado handlers of ``/api/settlement``, shared by the Jupyter extension and the standalone
+server (both run them inside a jupyter_server ``ServerApp``, so auth is Jupyter's own).
+
+Every route is ``@tornado.web.authenticated``: a token (``Authorization: token …`` or
+``?token=``) or Jupyter's login cookie plus the XSRF header for POSTs. Every answer is JSON,
+errors included (``{"error": "…"}``): :meth:`SettlementAPIHandler.write_error` replaces
+Jupyter's error bodies, and known failures of the environment (no sandbox profile, an
+unreadable proof log) are 503s rather than 500s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from tornado.httputil import responses
+
+from ..errors import ConfigurationError, UnavailableError
+from .openapi import openapi_document
+from .protocol import FaucetRequest, Reply, V4ContractsRequest, clip, error_reply, parse_post
+from .service import SettlementService
+
+__all__ = [
+    "OpenAPIHandler",
+    "ProofsHandler",
+    "SettlementAPIHandler",
+    "SettlementHandler",
+]
+
+
+class SettlementAPIHandler(APIHandler):
+    """Base: receives the :class:`SettlementService`, answers JSON, never an HTML error page."""
+
+    allowed_methods: tuple[str, ...] = ("GET",)
+    service: SettlementService
+
+    def initialize(self, service: SettlementService) -> None:
+        self.service = service
+
+    def send_reply(self, reply: Reply) -> None:
+        self.set_status(reply.status)
+        for name, value in reply.headers.items():
+            self.set_header(name, value)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(reply.body))
+
+    async def run(self, answer: Callable[[], Awaitable[Reply]]) -> None:
+        """Send ``answer()``; a missing sandbox or unreachable dependency becomes a JSON 503."""
+        try:
+            reply = await answer()
+        except (ConfigurationError, UnavailableError) as exc:
+            self.log.warning("settlement endpoint unavailable: %s", exc)
+            reply = error_reply(503, clip(str(exc), 500))
+        self.send_reply(reply)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """``{"error": …}`` for every error status (403, 404, 405, 500...)."""
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        message = responses.get(status_code, "Unknown HTTP Error")
+        if isinstance(exc, tornado.web.HTTPError) and exc.log_message:
+            message = exc.log_message % exc.args if exc.args else exc.log_message
+        elif exc is not None and not isinstance(exc, tornado.web.HTTPError):
+            message = "Internal server error"  # details stay in the server log
+        if status_code == 405:
+            self.set_header("Allow", ", ".join(self.allowed_methods))
+        self.clear_header("Content-Type")
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": message}))
+
+
+class SettlementHandler(SettlementAPIHandler):
+    """``GET`` the configuration body; ``POST`` an action (``channel:faucet``, ``v4:contracts``)."""
+
+    allowed_methods = ("GET", "POST")
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        async def answer() -> Reply:
+            return Reply(200, self.service.config_body())
+
+        await self.run(answer)
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        request = parse_post(self.request.body)
+        if isinstance(request, Reply):
+            self.send_reply(request)
+            return
+        if isinstance(request, FaucetRequest):
+            address = request.user_address
+            await self.run(lambda: self.service.faucet(address))
+        elif isinstance(request, V4ContractsRequest):
+            await self.run(self.service.v4_contracts)
+
+
+class ProofsHandler(SettlementAPIHandler):
+    """``GET proofs/{channel|v4}``: the steps this installation performed on its network."""
+
+    @tornado.web.authenticated
+    async def get(self, method: str) -> None:
+        await self.run(lambda: self.service.proofs(method))
+
+
+class OpenAPIHandler(SettlementAPIHandler):
+    """``GET openapi.json``: an OpenAPI 3.1 description of these routes under this base URL."""
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        self.send_reply(Reply(200, openapi_document(self.base_url)))

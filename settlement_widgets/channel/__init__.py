@@ -1,0 +1,44 @@
+"""The ``channel`` method: an ERC-7824 (Nitrolite v0.5) state channel.
+
+Modules: ``config`` (ChannelConfig), ``custody`` (async client of the custody contract),
+``relay_client`` (WebSocket RPC client of a ClearNode-compatible relay), ``store`` (SQLite:
+signed states, pending transactions, session keys), ``provider`` (ChannelProvider, the whole
+lifecycle) and ``faucet`` (request_faucet_tokens). Names are imported lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "ChannelConfig": "config",
+    "CustodyClient": "custody",
+    "request_faucet_tokens": "faucet",
+    "RelayClient": "relay_client",
+    "ChannelStore": "store",
+    "ChannelProvider": "provider",
+    "Channel": "provider",
+    "Transfer": "provider",
+    "Tx": "provider",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import ChannelConfig
+    from .custody import CustodyClient
+    from .faucet import request_faucet_tokens
+    from .provider import Channel, ChannelProvider, Transfer, Tx
+    from .relay_client import RelayClient
+    from .store import ChannelStore

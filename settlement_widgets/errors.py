@@ -1,0 +1,276 @@
+"""One exception tree for the whole toolkit.
+
+Every error the package raises derives from :class:`SettlementError`, so a notebook can
+``except SettlementError`` once. Errors about bad input also derive from :class:`ValueError`
+(through :class:`SettlementValueError`) so generic code that expects ``ValueError`` keeps
+working. Messages say what was wrong and what to do about it; ``tests/unit/test_errors.py``
+fails if package code raises a bare ``ValueError``/``TypeError``/``Exception``.
+
+The tree::
+
+    SettlementError
+    ├── SettlementValueError (ValueError)      bad input: nothing was sent or changed
+    │   ├── InvalidAddressError
+    │   ├── InvalidAmountError
+    │   ├── InvalidNetworkError
+    │   ├── InvalidSignatureError
+    │   ├── InvalidFrameError                   a malformed RPC frame
+    │   ├── InvalidStateError                   a channel state that breaks the protocol rules
+    │   ├── ExpiredError                        stale timestamp, expired session key/intent
+    │   ├── ReplayError                         a request or intent seen before
+    │   ├── UnknownOptionError                  unknown keyword / method, with "did you mean"
+    │   └── InsufficientBalanceError
+    ├── ConfigurationError                      missing env var, artifacts not built, no sandbox
+    ├── UnavailableError                        something we depend on cannot be reached
+    │   ├── RelayUnavailableError
+    │   ├── ChainUnavailableError
+    │   ├── FaucetUnavailableError
+    │   └── AggregatorUnavailableError
+    ├── SettlementTimeoutError (TimeoutError)
+    ├── RemoteError                             a peer answered with an error
+    │   ├── RelayError                          relay "error" frame
+    │   ├── FaucetError                         faucet answered non-2xx
+    │   └── AggregatorError                     LI.FI API error (status, code, message)
+    │       ├── RateLimitedError
+    │       ├── AggregatorServerError           5xx after all retries (also Unavailable)
+    │       ├── AggregatorResponseError         2xx body not JSON / not LI.FI's schema
+    │       └── NoRouteError                    LI.FI found no route (code 1002 / empty)
+    ├── TransactionFailedError                  a transaction reverted (decoded custom error)
+    │   └── PolicyRejectedError                 the v4 policy refused an intent
+    └── ChannelError
+        ├── ChannelNotFoundError
+        └── ChannelStateError                   operation not allowed in the channel's status
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AggregatorError",
+    "AggregatorResponseError",
+    "AggregatorServerError",
+    "AggregatorUnavailableError",
+    "ChainUnavailableError",
+    "ChannelError",
+    "ChannelNotFoundError",
+    "ChannelStateError",
+    "ConfigurationError",
+    "ExpiredError",
+    "FaucetError",
+    "FaucetUnavailableError",
+    "InsufficientBalanceError",
+    "InvalidAddressError",
+    "InvalidAmountError",
+    "InvalidFrameError",
+    "InvalidNetworkError",
+    "InvalidSignatureError",
+    "InvalidStateError",
+    "NoRouteError",
+    "PolicyRejectedError",
+    "RateLimitedError",
+    "RelayError",
+    "RelayUnavailableError",
+    "RemoteError",
+    "ReplayError",
+    "SettlementError",
+    "SettlementTimeoutError",
+    "SettlementValueError",
+    "TransactionFailedError",
+    "UnavailableError",
+    "UnknownOptionError",
+]
+
+
+class SettlementError(Exception):
+    """Root of every error raised by settlement_widgets."""
+
+
+# --- bad input -------------------------------------------------------------------------
+
+
+class SettlementValueError(SettlementError, ValueError):
+    """The caller passed something invalid; nothing was sent and nothing changed."""
+
+
+class InvalidAddressError(SettlementValueError):
+    """Not a 20-byte hex address, or a mixed-case address with a wrong EIP-55 checksum."""
+
+
+class InvalidAmountError(SettlementValueError):
+    """Negative, non-integer, too many decimals, or otherwise unusable amount."""
+
+
+class InvalidNetworkError(SettlementValueError):
+    """Unknown network name (the message lists the valid ones)."""
+
+
+class InvalidSignatureError(SettlementValueError):
+    """Wrong length, high-s, bad recovery id, or a signature from the wrong signer."""
+
+
+class InvalidFrameError(SettlementValueError):
+    """A relay RPC frame that is not valid JSON or not shaped as the protocol requires."""
+
+
+class InvalidStateError(SettlementValueError):
+    """A channel, state or allocation that breaks the ERC-7824 rules."""
+
+
+class ExpiredError(SettlementValueError):
+    """A timestamp outside its window, an expired session key, policy or intent."""
+
+
+class ReplayError(SettlementValueError):
+    """A request, transfer or intent that was already processed."""
+
+
+class UnknownOptionError(SettlementValueError, TypeError):
+    """An unknown keyword argument, method or action; the message suggests the closest one."""
+
+
+class InsufficientBalanceError(SettlementValueError):
+    """The amount is larger than the balance that can pay it."""
+
+
+# --- environment -----------------------------------------------------------------------
+
+
+class ConfigurationError(SettlementError):
+    """Something the toolkit needs is not set up (env var, built contracts, a sandbox)."""
+
+
+class UnavailableError(SettlementError):
+    """A service we depend on could not be reached; retrying later may work."""
+
+
+class RelayUnavailableError(UnavailableError):
+    """The relay node's WebSocket cannot be reached or dropped the connection."""
+
+
+class ChainUnavailableError(UnavailableError):
+    """The JSON-RPC node cannot be reached."""
+
+
+class FaucetUnavailableError(UnavailableError):
+    """The faucet cannot be reached, timed out, or answered something that is not JSON."""
+
+
+class AggregatorUnavailableError(UnavailableError):
+    """The LI.FI API cannot be reached (rates are never invented in that case)."""
+
+
+class SettlementTimeoutError(SettlementError, TimeoutError):
+    """An operation did not complete in time."""
+
+
+# --- remote refusals -------------------------------------------------------------------
+
+
+class RemoteError(SettlementError):
+    """A peer (relay, faucet, API) answered, and the answer was an error."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+
+
+class RelayError(RemoteError):
+    """The relay answered with an ``error`` frame; ``message`` is its text verbatim."""
+
+
+class FaucetError(RemoteError):
+    """The faucet answered with a non-2xx status; ``status`` and ``message`` are kept."""
+
+
+class AggregatorError(RemoteError):
+    """The LI.FI API answered with an error; ``status``, ``code`` and ``message`` are kept."""
+
+
+class RateLimitedError(AggregatorError):
+    """HTTP 429 after all retries; ``retry_after`` is the last Retry-After in seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = 429,
+        code: Any = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status=status, code=code)
+        self.retry_after = retry_after
+
+
+class TransactionFailedError(SettlementError):
+    """A transaction (or the call simulating it) reverted.
+
+    ``error_name`` is the decoded custom error (``"InvalidStateSignatures"``), ``error_args``
+    its arguments, and ``tx_hash`` the hash when the transaction was mined.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_name: str | None = None,
+        error_args: tuple[Any, ...] = (),
+        tx_hash: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.error_name = error_name
+        self.error_args = error_args
+        self.tx_hash = tx_hash
+
+
+class PolicyRejectedError(TransactionFailedError):
+    """The v4 policy hook refused the intent; ``reason`` is the readable reason name."""
+
+    def __init__(self, message: str, *, reason: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.reason = reason
+
+
+# --- channels --------------------------------------------------------------------------
+
+
+class ChannelError(SettlementError):
+    """A channel operation cannot proceed."""
+
+
+class ChannelNotFoundError(ChannelError, KeyError):
+    """No channel with that id is known to the provider or the relay."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ChannelStateError(ChannelError):
+    """The operation is not allowed in the channel's current status (e.g. in dispute)."""
+
+
+# --- aggregator (appended) -------------------------------------------------------------
+
+
+class AggregatorServerError(AggregatorError, AggregatorUnavailableError):
+    """LI.FI kept answering 5xx after every retry.
+
+    It is both an :class:`AggregatorError` (``status``, ``code`` and the API's ``message`` are
+    kept) and an :class:`AggregatorUnavailableError`, so ``except AggregatorUnavailableError``
+    catches every "LI.FI cannot serve us right now" case.
+    """
+
+
+class AggregatorResponseError(AggregatorError):
+    """LI.FI answered 2xx with a body that is not JSON or lacks a documented field.
+
+    The message names the endpoint and the exact path of the bad field
+    (``routes[1].steps[0].estimate.toAmount``). Never retried: the same request gets the
+    same body.
+    """
+
+
+class NoRouteError(AggregatorError):
+    """LI.FI found no route or quote for the request (API code 1002, or an empty list)."""

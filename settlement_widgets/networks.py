@@ -1,0 +1,252 @@
+"""Network profiles: the only thing that differs between Sepolia and the local sandbox.
+
+A :class:`Network` carries the chain id, the contract addresses, the relay and faucet URLs,
+the block explorer and the JSON-RPC URL. Providers take a ``Network`` and never branch on its
+name: if the sandbox behaves differently from Sepolia, the sandbox is fixed.
+
+``get_network()`` reads ``SETTLEMENT_NETWORK`` (``local`` by default, or ``sepolia``). The
+local profile is written by the sandbox (``python -m settlement_widgets.sandbox``) to
+``$SETTLEMENT_HOME/sandbox/profile.json`` or to ``SETTLEMENT_PROFILE``; ``LocalSandbox``
+in-process hands its ``Network`` over directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .addresses import validate_address
+from .errors import ConfigurationError, InvalidNetworkError
+
+__all__ = [
+    "NETWORK_NAMES",
+    "SEPOLIA",
+    "Explorer",
+    "Network",
+    "NetworkContracts",
+    "get_network",
+    "local",
+    "settlement_home",
+]
+
+NETWORK_NAMES = ("local", "sepolia")
+
+
+@dataclass(frozen=True)
+class Explorer:
+    """Links into a block explorer (Etherscan on Sepolia, the sandbox's own pages locally)."""
+
+    base: str
+
+    def tx_url(self, tx_hash: str) -> str:
+        return f"{self.base.rstrip('/')}/tx/{tx_hash}"
+
+    def address_url(self, address: str) -> str:
+        return f"{self.base.rstrip('/')}/address/{address}"
+
+
+@dataclass(frozen=True)
+class NetworkContracts:
+    """Contract addresses of the ``channel`` and ``v4`` methods on one chain (EIP-55)."""
+
+    custody: str
+    adjudicator: str
+    policy_hook: str
+    settlement_adapter: str
+    pool_manager: str
+
+    def __post_init__(self) -> None:
+        for name in ("custody", "adjudicator", "policy_hook", "settlement_adapter", "pool_manager"):
+            object.__setattr__(self, name, validate_address(getattr(self, name), field=name))
+
+
+@dataclass(frozen=True)
+class Network:
+    """Everything a provider needs to know about where it settles."""
+
+    name: str
+    chain_id: int
+    contracts: NetworkContracts
+    node_url: str
+    faucet_url: str
+    explorer_base: str
+    rpc_url: str | None = None
+    #: deployer of the v4 contracts (reported by the ``v4:contracts`` action)
+    deployer: str | None = None
+    #: the channel asset: ERC-20 address, symbol and decimals
+    token: str | None = None
+    asset_symbol: str = "ytest.usd"
+    asset_decimals: int = 6
+    #: extra profile data (v4 test tokens and pool, broker address, ...) written by the sandbox
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.name not in NETWORK_NAMES:
+            raise InvalidNetworkError(
+                f"unknown network {self.name!r}; valid networks: {', '.join(NETWORK_NAMES)}"
+            )
+        if not isinstance(self.chain_id, int) or self.chain_id <= 0:
+            raise InvalidNetworkError(f"chain_id must be a positive integer, got {self.chain_id!r}")
+
+    @property
+    def explorer(self) -> Explorer:
+        return Explorer(self.explorer_base)
+
+    def with_rpc_url(self, rpc_url: str | None) -> Network:
+        return replace(self, rpc_url=rpc_url)
+
+    def to_json(self) -> dict[str, Any]:
+        """The profile as JSON (the sandbox prints this); camelCase like the endpoint's body."""
+        c = self.contracts
+        return {
+            "name": self.name,
+            "chainId": self.chain_id,
+            "contracts": {
+                "custody": c.custody,
+                "adjudicator": c.adjudicator,
+                "policyHook": c.policy_hook,
+                "settlementAdapter": c.settlement_adapter,
+                "poolManager": c.pool_manager,
+            },
+            "nodeUrl": self.node_url,
+            "faucetUrl": self.faucet_url,
+            "explorerBase": self.explorer_base,
+            "rpcUrl": self.rpc_url,
+            "deployer": self.deployer,
+            "token": self.token,
+            "assetSymbol": self.asset_symbol,
+            "assetDecimals": self.asset_decimals,
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Network:
+        try:
+            c = data["contracts"]
+            return cls(
+                name=data["name"],
+                chain_id=int(data["chainId"]),
+                contracts=NetworkContracts(
+                    custody=c["custody"],
+                    adjudicator=c["adjudicator"],
+                    policy_hook=c["policyHook"],
+                    settlement_adapter=c["settlementAdapter"],
+                    pool_manager=c["poolManager"],
+                ),
+                node_url=data["nodeUrl"],
+                faucet_url=data["faucetUrl"],
+                explorer_base=data["explorerBase"],
+                rpc_url=data.get("rpcUrl"),
+                deployer=data.get("deployer"),
+                token=data.get("token"),
+                asset_symbol=data.get("assetSymbol", "ytest.usd"),
+                asset_decimals=int(data.get("assetDecimals", 6)),
+                extra=dict(data.get("extra") or {}),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ConfigurationError(f"network profile is missing or has a bad field: {exc}") from exc
+
+    def describe(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+SEPOLIA = Network(
+    name="sepolia",
+    chain_id=11155111,
+    contracts=NetworkContracts(
+        custody="0x019B65A265EB3363822f2752141b3dF16131b262",
+        adjudicator="0x7c7ccbc98469190849BCC6c926307794fDfB11F2",
+        policy_hook="0xE8142B1Ff0DA631866fec5771f4291CbCe718080",
+        settlement_adapter="0xd8f0415b488F2BA18EF14F5C41989EEf90E51D1A",
+        pool_manager="0xE03A1074c86CFeDd5C142C4F04F1a1536e203543",
+    ),
+    node_url="wss://clearnet-sandbox.yellow.com/ws",
+    faucet_url="https://clearnet-sandbox.yellow.com/faucet/requestTokens",
+    explorer_base="https://sepolia.etherscan.io",
+    rpc_url=None,
+    deployer="0x114d72D97Aa9C413A1ba3f0Cd37F439D668EA1aD",
+    token="0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb",
+)
+
+
+def local(
+    *,
+    chain_id: int,
+    custody: str,
+    adjudicator: str,
+    policy_hook: str,
+    settlement_adapter: str,
+    pool_manager: str,
+    node_url: str,
+    faucet_url: str,
+    explorer_base: str,
+    rpc_url: str | None = None,
+    deployer: str | None = None,
+    token: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Network:
+    """A profile for the local sandbox (built by the sandbox once it has deployed)."""
+    return Network(
+        name="local",
+        chain_id=chain_id,
+        contracts=NetworkContracts(
+            custody=custody,
+            adjudicator=adjudicator,
+            policy_hook=policy_hook,
+            settlement_adapter=settlement_adapter,
+            pool_manager=pool_manager,
+        ),
+        node_url=node_url,
+        faucet_url=faucet_url,
+        explorer_base=explorer_base,
+        rpc_url=rpc_url,
+        deployer=deployer,
+        token=token,
+        extra=dict(extra or {}),
+    )
+
+
+def settlement_home() -> Path:
+    """``$SETTLEMENT_HOME``, or the user data dir; where stores and profiles live."""
+    env = os.environ.get("SETTLEMENT_HOME")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("settlement_widgets", appauthor=False))
+
+
+def _profile_path() -> Path:
+    env = os.environ.get("SETTLEMENT_PROFILE")
+    return Path(env) if env else settlement_home() / "sandbox" / "profile.json"
+
+
+def get_network(name: str | None = None) -> Network:
+    """The configured network: ``name``, else ``$SETTLEMENT_NETWORK``, else ``local``.
+
+    ``sepolia`` takes its RPC URL from ``SEPOLIA_RPC_URL``. ``local`` reads the profile the
+    sandbox wrote (``SETTLEMENT_PROFILE`` or ``$SETTLEMENT_HOME/sandbox/profile.json``).
+    """
+    chosen = (name if name is not None else os.environ.get("SETTLEMENT_NETWORK", "local")).strip()
+    key = chosen.lower()
+    if key not in NETWORK_NAMES:
+        raise InvalidNetworkError(
+            f"unknown network {chosen!r}; valid networks: {', '.join(NETWORK_NAMES)}"
+        )
+    if key == "sepolia":
+        return SEPOLIA.with_rpc_url(os.environ.get("SEPOLIA_RPC_URL") or None)
+    path = _profile_path()
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigurationError(
+            f"no local sandbox profile at {path}: start one with "
+            "`python -m settlement_widgets.sandbox` (or use `async with LocalSandbox()` "
+            "in-process), or set SETTLEMENT_NETWORK=sepolia"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"the sandbox profile at {path} is not valid JSON: {exc}") from exc
+    return Network.from_json(data)

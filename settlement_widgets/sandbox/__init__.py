@@ -1,0 +1,39 @@
+"""The local sandbox: a chain on this machine with our contracts deployed on it.
+
+``chain`` starts the EVM (in-process py-evm by default, anvil, or any JSON-RPC URL) with funded
+deterministic dev accounts; ``deploy`` deploys the ``channel`` contracts (Custody,
+SimpleConsensus, a 6-decimal test token) or any compiled artifact.
+"""
+
+from __future__ import annotations
+
+from .chain import (
+    BACKENDS,
+    DEFAULT_CHAIN_ID,
+    DEV_MNEMONIC,
+    AnvilChain,
+    Chain,
+    InProcessChain,
+    RpcChain,
+    dev_keys,
+    find_anvil,
+    start_chain,
+)
+from .deploy import ChannelDeployment, DeployedContract, deploy_channel_contracts, deploy_contract
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_CHAIN_ID",
+    "DEV_MNEMONIC",
+    "AnvilChain",
+    "Chain",
+    "ChannelDeployment",
+    "DeployedContract",
+    "InProcessChain",
+    "RpcChain",
+    "deploy_channel_contracts",
+    "deploy_contract",
+    "dev_keys",
+    "find_anvil",
+    "start_chain",
+]

@@ -1,0 +1,159 @@
+"""``SettlementSelector``: the three settlement-method cards, as a core-ipywidgets composite.
+
+Each card is an ``HTML`` widget (rendered by :func:`render_card_html`) with a transparent
+``Button`` laid over it in the same grid cell, so the whole card is the click target without
+any custom front-end code (style-anchors §5). The selected method's contract addresses are
+shown inline below the cards, linked to the network's explorer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets
+import traitlets
+
+from ..errors import SettlementValueError
+from ..methods import SettlementMethod, validate_method
+from ..networks import Network
+from .arguments import reject_unknown, resolve_network
+from .error_output import ErrorOutput, run_callback
+from .render import render_address_box_html, render_caption_html, render_card_html
+from .viewmodels import SelectorViewModel
+
+__all__ = ["SettlementSelector"]
+
+OnChange = Callable[[SettlementMethod], Any]
+
+
+class SettlementSelector(ipywidgets.VBox):
+    """Pick a settlement method: ``aggregator``, ``channel`` or ``v4`` (spec §2.7).
+
+    ``selected`` is an observable trait (``selector.observe(f, names="selected")``).
+    ``on_change(method)`` is called on every user selection, including a click on the card
+    that is already selected, as the original's ``onChange``; ``set_selected`` changes the
+    selection from Python without calling it. Errors raised by ``on_change`` (or by a
+    coroutine it returns) are shown in :attr:`errors`, below the cards.
+    """
+
+    selected = traitlets.Unicode("aggregator", help="the selected settlement method")
+
+    def __init__(
+        self,
+        selected: str = "aggregator",
+        on_change: OnChange | None = None,
+        network: Network | str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        reject_unknown("SettlementSelector", kwargs, ("selected", "on_change", "network", "layout"))
+        method = validate_method(selected)
+        self._check_callback(on_change)
+        self._network = resolve_network(network)
+        self.on_change: OnChange | None = on_change
+        self._errors = ErrorOutput("SettlementSelector")
+
+        vm = SelectorViewModel.build(method, self._network)
+        self._card_html: dict[str, ipywidgets.HTML] = {}
+        self._buttons: dict[str, ipywidgets.Button] = {}
+        cards = []
+        for card in vm.cards:
+            html = ipywidgets.HTML(
+                render_card_html(card), layout=ipywidgets.Layout(grid_area="card", margin="0")
+            )
+            button = ipywidgets.Button(
+                description="",
+                tooltip=f"Select {card.label} ({card.id})",
+                layout=ipywidgets.Layout(
+                    grid_area="card", width="auto", height="auto", margin="0", align_self="stretch"
+                ),
+                style=ipywidgets.ButtonStyle(button_color="transparent"),
+            )
+            button.add_class("sw-card-button")
+            button.add_class(f"sw-card-{card.id}")
+            button.on_click(lambda _b, m=card.id: self.click(m))
+            box = ipywidgets.GridBox(
+                [html, button],
+                layout=ipywidgets.Layout(
+                    grid_template_areas='"card"',
+                    grid_template_columns="minmax(0, 1fr)",
+                    grid_template_rows="1fr",
+                ),
+            )
+            box.add_class("sw-card")
+            self._card_html[card.id] = html
+            self._buttons[card.id] = button
+            cards.append(box)
+        grid = ipywidgets.GridBox(
+            cards,
+            layout=ipywidgets.Layout(
+                grid_template_columns="repeat(auto-fit, minmax(180px, 1fr))",
+                grid_gap="0.5rem",
+                width="100%",
+            ),
+        )
+        self._addresses = ipywidgets.HTML(
+            render_address_box_html(vm), layout=ipywidgets.Layout(margin="0")
+        )
+        self._addresses.add_class("sw-addresses")
+        caption = ipywidgets.HTML(render_caption_html(), layout=ipywidgets.Layout(margin="0"))
+        super().__init__(children=[caption, grid, self._addresses, self._errors], **kwargs)
+        self.add_class("sw-selector")
+        self.selected = method
+        self.observe(self._render, names=["selected"])
+
+    # --- public API ---------------------------------------------------------------------
+
+    @property
+    def network(self) -> Network:
+        return self._network
+
+    @property
+    def errors(self) -> ErrorOutput:
+        """The output beside the widget where callback errors are shown."""
+        return self._errors
+
+    @property
+    def view_model(self) -> SelectorViewModel:
+        return SelectorViewModel.build(self.selected, self._network)
+
+    def set_selected(self, method: str) -> None:
+        """Select ``method`` from Python (observers of ``selected`` run; ``on_change`` not)."""
+        self.selected = validate_method(method)
+
+    def click(self, method: str) -> None:
+        """What a click on the card of ``method`` does: select it, then call ``on_change``."""
+        method = validate_method(method)
+        try:
+            self.selected = method
+        except Exception as exc:  # an observer of `selected` failed: show it, don't lose it
+            self._errors.report(exc, "an observer of 'selected'")
+        if self.on_change is not None:
+            run_callback(self._errors, "on_change", self.on_change, method)
+
+    def card_button(self, method: str) -> ipywidgets.Button:
+        """The click target over the card of ``method`` (``.click()`` simulates the user)."""
+        return self._buttons[validate_method(method)]
+
+    def __repr__(self) -> str:
+        return f"SettlementSelector(selected={self.selected!r}, network={self._network.name!r})"
+
+    # --- internals ----------------------------------------------------------------------
+
+    @traitlets.validate("selected")
+    def _validate_selected(self, proposal: dict[str, Any]) -> str:
+        return validate_method(proposal["value"])
+
+    @staticmethod
+    def _check_callback(on_change: object) -> None:
+        if on_change is not None and not callable(on_change):
+            raise SettlementValueError(
+                f"on_change must be a function taking the method, got {type(on_change).__name__}"
+            )
+
+    def _render(self, _change: object = None) -> None:
+        vm = self.view_model
+        with self.hold_sync():
+            for card in vm.cards:
+                self._card_html[card.id].value = render_card_html(card)
+            self._addresses.value = render_address_box_html(vm)

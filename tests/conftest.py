@@ -1,0 +1,19 @@
+"""Shared test configuration: every test gets its own SETTLEMENT_HOME, so stores, proof logs
+and sandbox profiles never leak between tests or into the user's data dir."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "settlement-home"
+    home.mkdir()
+    monkeypatch.setenv("SETTLEMENT_HOME", str(home))
+    monkeypatch.delenv("SETTLEMENT_PROFILE", raising=False)
+    monkeypatch.delenv("SETTLEMENT_PRIVATE_KEY", raising=False)
+    yield home

@@ -1,0 +1,111 @@
+"""routes_frame: stable columns and dtypes, exact integer amounts beside human units."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+
+from settlement_widgets.aggregator import ROUTE_COLUMNS, RECORDED_NOTE, routes_frame
+from settlement_widgets.aggregator.models import parse_routes
+
+# The contract, spelled out: a change here is a breaking change for notebooks.
+EXPECTED = {
+    "rank": "Int64",
+    "route_id": "string",
+    "tools": "string",
+    "steps": "Int64",
+    "from_chain_id": "Int64",
+    "to_chain_id": "Int64",
+    "from_token": "string",
+    "to_token": "string",
+    "from_amount": "object",
+    "from_amount_units": "float64",
+    "to_amount": "object",
+    "to_amount_units": "float64",
+    "to_amount_min": "object",
+    "to_amount_min_units": "float64",
+    "from_amount_usd": "float64",
+    "to_amount_usd": "float64",
+    "fees_usd": "float64",
+    "included_fees_usd": "float64",
+    "gas_usd": "float64",
+    "net_usd": "float64",
+    "net_min_usd": "float64",
+    "duration_s": "float64",
+    "tags": "string",
+}
+
+
+def recorded_routes_json() -> dict[str, Any]:
+    files = resources.files("settlement_widgets.aggregator")
+    return json.loads(files.joinpath("recorded", "routes_arb_usdc_to_op_usdc.json").read_text())
+
+
+def dtypes(frame: pd.DataFrame) -> dict[str, str]:
+    return {name: str(dtype) for name, dtype in frame.dtypes.items()}
+
+
+def test_columns_and_dtypes_are_stable() -> None:
+    assert ROUTE_COLUMNS == EXPECTED
+    full = routes_frame(parse_routes(recorded_routes_json(), source="t"))
+    empty = routes_frame([])
+    one = routes_frame(parse_routes(recorded_routes_json(), source="t")[:1])
+    for frame in (full, empty, one):
+        assert list(frame.columns) == list(EXPECTED)
+        assert dtypes(frame) == EXPECTED
+    assert len(full) == 4 and len(empty) == 0
+
+
+def test_rows_are_ranked_and_hold_the_breakdown() -> None:
+    frame = routes_frame(parse_routes(recorded_routes_json(), source="t"))
+    assert list(frame["rank"]) == [1, 2, 3, 4]
+    assert list(frame["tools"]) == ["relay", "across", "cbridge", "stargateV2"]
+    assert frame["net_usd"].is_monotonic_decreasing
+    top = frame.iloc[0]
+    assert math.isclose(top["net_usd"], top["to_amount_usd"] - top["fees_usd"] - top["gas_usd"])
+    stargate = frame.iloc[-1]
+    assert stargate["to_amount"] == frame["to_amount"].max()  # highest toAmount, ranked last
+    assert stargate["fees_usd"] == 0.92 and stargate["tags"] == "CHEAPEST"
+
+
+def test_amounts_are_exact_python_ints_alongside_units() -> None:
+    data = recorded_routes_json()
+    route = copy.deepcopy(data["routes"][0])
+    big = 2**70 + 3  # beyond int64: must not be rounded or overflow
+    route["toAmount"] = str(big)
+    route["toAmountMin"] = str(big - 1)
+    route["toToken"]["decimals"] = 18
+    frame = routes_frame(parse_routes({"routes": [route, data["routes"][1]]}, source="t"))
+    row = frame[frame["route_id"] == route["id"]].iloc[0]
+    assert type(row["to_amount"]) is int and row["to_amount"] == big
+    assert type(row["to_amount_min"]) is int and row["to_amount_min"] == big - 1
+    assert math.isclose(row["to_amount_units"], big / 10**18)
+    for column in ("from_amount", "to_amount", "to_amount_min"):
+        assert all(type(v) is int for v in frame[column])
+    relay_like = frame[frame["route_id"] == data["routes"][1]["id"]].iloc[0]
+    assert relay_like["to_amount"] == 99_912_345 and relay_like["to_amount_units"] == 99.912345
+
+
+def test_unpriced_routes_have_nan_usd_and_keep_dtypes() -> None:
+    data = recorded_routes_json()
+    route = copy.deepcopy(data["routes"][3])
+    del route["toAmountUSD"]
+    del route["toToken"]["priceUSD"]
+    frame = routes_frame(parse_routes({"routes": [route, data["routes"][0]]}, source="t"))
+    assert dtypes(frame) == EXPECTED
+    last = frame.iloc[-1]
+    assert last["route_id"] == route["id"] and math.isnan(last["net_usd"])
+
+
+def test_recorded_label_lives_in_attrs() -> None:
+    live = routes_frame(parse_routes(recorded_routes_json(), source="t"))
+    assert live.attrs == {"source": "live", "recorded": False}
+    rec = routes_frame(parse_routes(recorded_routes_json(), source="t", recorded=True))
+    assert rec.attrs["recorded"] is True and rec.attrs["source"] == "recorded"
+    assert rec.attrs["note"] == RECORDED_NOTE and "not live rates" in RECORDED_NOTE
+    assert routes_frame([], recorded=True).attrs["recorded"] is True

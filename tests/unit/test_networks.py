@@ -1,0 +1,83 @@
+"""Network profiles, explorer links and get_network()."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from settlement_widgets.errors import ConfigurationError, InvalidAddressError, InvalidNetworkError
+from settlement_widgets.networks import SEPOLIA, Network, get_network, local
+
+ADDR = [
+    "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+    "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0",
+    "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+    "0xDc64a140Aa3E981100a9becA4E685f962f0cF6C9",
+]
+
+
+def _local() -> Network:
+    return local(
+        chain_id=31337,
+        custody=ADDR[0],
+        adjudicator=ADDR[1],
+        policy_hook=ADDR[2],
+        settlement_adapter=ADDR[3],
+        pool_manager=ADDR[4],
+        node_url="ws://127.0.0.1:9000/ws",
+        faucet_url="http://127.0.0.1:9001/faucet/requestTokens",
+        explorer_base="http://127.0.0.1:9001/explorer",
+        rpc_url="http://127.0.0.1:8545",
+    )
+
+
+def test_sepolia_profile() -> None:
+    assert SEPOLIA.chain_id == 11155111
+    assert SEPOLIA.explorer.tx_url("0xabc") == "https://sepolia.etherscan.io/tx/0xabc"
+    assert SEPOLIA.explorer.address_url(ADDR[0]) == f"https://sepolia.etherscan.io/address/{ADDR[0]}"
+    with pytest.raises(AttributeError):
+        SEPOLIA.chain_id = 1  # type: ignore[misc]
+
+
+def test_get_network_default_is_local_and_reads_the_profile(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("SETTLEMENT_NETWORK", raising=False)
+    with pytest.raises(ConfigurationError, match="python -m settlement_widgets.sandbox"):
+        get_network()
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps(_local().to_json()))
+    monkeypatch.setenv("SETTLEMENT_PROFILE", str(profile))
+    net = get_network()
+    assert net == _local()
+    assert net.name == "local" and net.rpc_url == "http://127.0.0.1:8545"
+
+
+def test_get_network_sepolia_reads_rpc_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SETTLEMENT_NETWORK", "sepolia")
+    monkeypatch.setenv("SEPOLIA_RPC_URL", "http://127.0.0.1:1/rpc")
+    net = get_network()
+    assert net.name == "sepolia" and net.rpc_url == "http://127.0.0.1:1/rpc"
+    assert net.contracts == SEPOLIA.contracts
+
+
+def test_invalid_network_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SETTLEMENT_NETWORK", "mainnet")
+    with pytest.raises(InvalidNetworkError, match="valid networks: local, sepolia"):
+        get_network()
+    with pytest.raises(InvalidNetworkError, match="'goerli'"):
+        get_network("goerli")
+
+
+def test_profile_json_round_trip_and_bad_addresses() -> None:
+    net = _local()
+    assert Network.from_json(json.loads(json.dumps(net.to_json()))) == net
+    data = net.to_json()
+    data["contracts"]["custody"] = "0x123"
+    with pytest.raises(InvalidAddressError):
+        Network.from_json(data)
+    with pytest.raises(ConfigurationError):
+        Network.from_json({"name": "local"})
