@@ -65,7 +65,8 @@ setup: $(PY_STAMP) contracts
 # --- the two commands ----------------------------------------------------------------------
 
 lab: setup
-	SETTLEMENT_NETWORK=$${SETTLEMENT_NETWORK:-local} $(BIN)/jupyter lab $(ALLOW_ROOT) \
+	SETTLEMENT_NETWORK=$${SETTLEMENT_NETWORK:-local} SETTLEMENT_API_NETWORK=$${SETTLEMENT_NETWORK:-local} \
+	  $(BIN)/jupyter lab $(ALLOW_ROOT) \
 	  --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 
 lint: $(PY_STAMP)

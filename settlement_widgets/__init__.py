@@ -48,11 +48,60 @@ _EXPORTS: dict[str, str] = {
     # widgets
     "SettlementSelector": "widgets",
     "ChannelStatusPanel": "widgets",
+    "request_faucet_tokens": "channel",
+    "routes_frame": "aggregator",
+    "hook_permissions": "v4",
+    "sign_intent": "v4",
+    "Intent": "v4",
+    "PoolKey": "v4",
+    # proofs of what this installation settled
+    "record_proof": "proofs",
+    "list_proofs": "proofs",
     # local sandbox
     "LocalSandbox": "sandbox",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "SEPOLIA",
+    "SEPOLIA_CONTRACTS",
+    "SETTLEMENT_OPTIONS",
+    "AggregatorProvider",
+    "ChannelProvider",
+    "ChannelStatusPanel",
+    "ConfigurationError",
+    "Intent",
+    "LocalSandbox",
+    "Network",
+    "PoolKey",
+    "SettlementError",
+    "SettlementMethod",
+    "SettlementOption",
+    "SettlementSelector",
+    "SettlementValueError",
+    "TransactionFailedError",
+    "UnavailableError",
+    "V4Provider",
+    "WalletClient",
+    "__version__",
+    "aggregator_provider",
+    "create_local_channel_config",
+    "create_sepolia_channel_config",
+    "get_aggregator_provider",
+    "get_channel_provider",
+    "get_network",
+    "get_v4_provider",
+    "hook_permissions",
+    "init_channel_provider",
+    "init_v4_provider",
+    "list_proofs",
+    "record_proof",
+    "request_faucet_tokens",
+    "reset_channel_provider",
+    "reset_v4_provider",
+    "routes_frame",
+    "settlement_config",
+    "sign_intent",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -69,8 +118,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from .aggregator import AggregatorProvider
-    from .channel import ChannelProvider
+    from .aggregator import AggregatorProvider, routes_frame
+    from .channel import ChannelProvider, request_faucet_tokens
     from .errors import (
         ConfigurationError,
         SettlementError,
@@ -86,6 +135,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         settlement_config,
     )
     from .networks import SEPOLIA, Network, get_network
+    from .proofs import list_proofs, record_proof
     from .providers import (
         aggregator_provider,
         create_local_channel_config,
@@ -99,7 +149,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         reset_v4_provider,
     )
     from .sandbox import LocalSandbox
-    from .v4 import V4Provider
+    from .v4 import Intent, PoolKey, V4Provider, hook_permissions, sign_intent
     from .wallet import WalletClient
     from .widgets import ChannelStatusPanel, SettlementSelector
 

@@ -11,7 +11,7 @@ only produces low-s), the form OpenZeppelin's ``ECDSA.recover`` and the ClearNod
 from __future__ import annotations
 
 import os
-from typing import Final
+from typing import Any, Final
 
 import coincurve
 from eth_hash.auto import keccak
@@ -102,7 +102,7 @@ class PrivateKey:
 
     __str__ = __repr__
 
-    def __reduce__(self) -> object:  # never let a key leak through pickling
+    def __reduce__(self) -> str | tuple[Any, ...]:  # never let a key leak through pickling
         raise TypeError("PrivateKey cannot be pickled")
 
 

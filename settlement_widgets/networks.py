@@ -147,7 +147,9 @@ class Network:
                 extra=dict(data.get("extra") or {}),
             )
         except (KeyError, TypeError) as exc:
-            raise ConfigurationError(f"network profile is missing or has a bad field: {exc}") from exc
+            raise ConfigurationError(
+                f"network profile is missing or has a bad field: {exc}"
+            ) from exc
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)

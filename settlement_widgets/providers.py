@@ -35,6 +35,7 @@ __all__ = [
 _channel_provider: ChannelProvider | None = None
 _v4_provider: V4Provider | None = None
 _aggregator_provider: AggregatorProvider | None = None
+_pending_closes: set[asyncio.Task[Any]] = set()  # keeps close() tasks alive until they finish
 
 
 def create_sepolia_channel_config() -> ChannelConfig:
@@ -59,7 +60,9 @@ def _close_later(provider: Any) -> None:
         except RuntimeError:
             asyncio.run(result)
         else:
-            loop.create_task(result)
+            task = loop.create_task(result)
+            _pending_closes.add(task)
+            task.add_done_callback(_pending_closes.discard)
 
 
 def init_channel_provider(config: ChannelConfig, wallet: WalletClient) -> ChannelProvider:
@@ -120,6 +123,11 @@ def get_aggregator_provider() -> AggregatorProvider:
 
 
 def __getattr__(name: str) -> Any:
+    # `aggregator_provider` is the module-level default instance, created on first access
     if name == "aggregator_provider":
         return get_aggregator_provider()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    aggregator_provider: AggregatorProvider

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WalletClient"]
 
+
 def _connection_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [ConnectionError, OSError]
     try:
@@ -46,6 +47,25 @@ def _connection_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover
         pass
     return tuple(errors)
+
+
+def _eth_tester_revert_bytes(exc: BaseException) -> bytes | None:
+    """Revert data from a plain ``AsyncEthereumTesterProvider``, whose errors carry it only as
+    the repr of a bytes object (``execution reverted: b'\\x9aB...'``), not as hex."""
+    import ast
+
+    for arg in (*getattr(exc, "args", ()), getattr(exc, "message", None), str(exc)):
+        if not isinstance(arg, str):
+            continue
+        _, found, literal = arg.partition("execution reverted: ")
+        if found and literal.startswith(("b'", 'b"')):
+            try:
+                value = ast.literal_eval(literal)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(value, bytes) and len(value) >= 4:
+                return value
+    return None
 
 
 class WalletClient:
@@ -73,7 +93,9 @@ class WalletClient:
     # --- construction -------------------------------------------------------------------
 
     @classmethod
-    def from_env(cls, network: Network | None = None, *, var: str = "SETTLEMENT_PRIVATE_KEY") -> WalletClient:
+    def from_env(
+        cls, network: Network | None = None, *, var: str = "SETTLEMENT_PRIVATE_KEY"
+    ) -> WalletClient:
         """A wallet from ``$SETTLEMENT_PRIVATE_KEY`` and the network's RPC URL."""
         secret = os.environ.get(var)
         if not secret:
@@ -119,7 +141,7 @@ class WalletClient:
 
     __str__ = __repr__
 
-    def __reduce__(self) -> object:
+    def __reduce__(self) -> str | tuple[Any, ...]:
         raise TypeError("WalletClient holds a private key and cannot be pickled")
 
     # --- signing ------------------------------------------------------------------------
@@ -151,7 +173,9 @@ class WalletClient:
         try:
             return int(await self.w3.eth.chain_id)
         except _connection_errors() as exc:
-            raise ChainUnavailableError(f"cannot reach the chain at {self._rpc_url}: {exc}") from exc
+            raise ChainUnavailableError(
+                f"cannot reach the chain at {self._rpc_url}: {exc}"
+            ) from exc
 
     def reset_nonce(self) -> None:
         """Forget the cached next nonce; the next send asks the node again.
@@ -162,7 +186,11 @@ class WalletClient:
         self._next_nonce = None
 
     async def _nonce(self) -> int:
-        pending = int(await self.w3.eth.get_transaction_count(self.address, "pending"))
+        count = await self.w3.eth.get_transaction_count(
+            self.address,  # type: ignore[arg-type]
+            "pending",
+        )
+        pending = int(count)
         if self._next_nonce is None or pending > self._next_nonce:
             self._next_nonce = pending
         nonce = self._next_nonce
@@ -178,12 +206,18 @@ class WalletClient:
         value: int = 0,
         gas: int | None = None,
         abis: Sequence[list[dict[str, Any]]] = (),
+        on_signed: Callable[[str], Any] | None = None,
     ) -> str:
         """Sign and send a transaction; return its hash without waiting.
 
         ``call`` is a web3 contract function call (``contract.functions.f(...)``); or give
         ``to``/``data``. Gas is estimated first, so a call that would revert raises
-        :class:`TransactionFailedError` here and nothing is sent.
+        :class:`TransactionFailedError` here and nothing is sent. A node that cannot be
+        reached raises :class:`ChainUnavailableError` (never a "would revert").
+
+        ``on_signed(tx_hash)`` runs after signing and *before* broadcasting, so a caller can
+        persist the hash first (write-ahead): a process killed mid-send then still knows
+        which transaction may be in flight.
         """
         from eth_account import Account
 
@@ -197,6 +231,8 @@ class WalletClient:
                     try:
                         tx = await call.build_transaction(params)
                     except Exception as exc:
+                        if isinstance(exc, errors):
+                            raise  # the node is unreachable: not a revert
                         raise self._revert(exc, abis) from exc
                 else:
                     tx = {**params, "to": to, "data": data or b""}
@@ -204,6 +240,8 @@ class WalletClient:
                         try:
                             tx["gas"] = await self.w3.eth.estimate_gas(tx)  # type: ignore[arg-type]
                         except Exception as exc:
+                            if isinstance(exc, errors):
+                                raise
                             raise self._revert(exc, abis) from exc
                     tx["chainId"] = int(await self.w3.eth.chain_id)
                     block = await self.w3.eth.get_block("latest")
@@ -213,6 +251,8 @@ class WalletClient:
                 tx["nonce"] = await self._nonce()
                 tx.setdefault("chainId", int(await self.w3.eth.chain_id))
                 signed = Account.sign_transaction(tx, self._key.secret_hex())
+                if on_signed is not None:
+                    on_signed("0x" + bytes(signed.hash).hex())
                 try:
                     tx_hash = await self.w3.eth.send_raw_transaction(signed.raw_transaction)
                 except Exception as exc:
@@ -239,7 +279,9 @@ class WalletClient:
                 poll_latency=0.05,
             )
         except errors as exc:
-            raise ChainUnavailableError(f"lost the chain while waiting for {tx_hash}: {exc}") from exc
+            raise ChainUnavailableError(
+                f"lost the chain while waiting for {tx_hash}: {exc}"
+            ) from exc
         except Exception as exc:
             from web3.exceptions import TimeExhausted
 
@@ -285,12 +327,16 @@ class WalletClient:
                 if isinstance(arg, dict) and isinstance(arg.get("data"), str):
                     data = arg["data"]
                     break
+        if not isinstance(data, str | bytes):
+            data = _eth_tester_revert_bytes(exc)
         name, args = decode_revert(data if isinstance(data, str | bytes) else None, *abis)
         if name is None:
             message = getattr(exc, "message", None) or str(exc)
             return TransactionFailedError(f"transaction would revert: {message}")
         if name == "Error" and args:
-            return TransactionFailedError(f"transaction would revert: {args[0]}", error_name=name, error_args=args)
+            return TransactionFailedError(
+                f"transaction would revert: {args[0]}", error_name=name, error_args=args
+            )
         shown = ", ".join(repr(a.hex() if isinstance(a, bytes) else a) for a in args)
         return TransactionFailedError(
             f"transaction would revert with {name}({shown})", error_name=name, error_args=args

@@ -16,4 +16,5 @@ def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("SETTLEMENT_HOME", str(home))
     monkeypatch.delenv("SETTLEMENT_PROFILE", raising=False)
     monkeypatch.delenv("SETTLEMENT_PRIVATE_KEY", raising=False)
+    monkeypatch.delenv("SETTLEMENT_API_NETWORK", raising=False)
     yield home

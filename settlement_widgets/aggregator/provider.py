@@ -386,8 +386,9 @@ class AggregatorProvider:
 
     # -- execution --------------------------------------------------------------------------
 
-    async def _populated(self, step: Step) -> Step:
-        if step.transaction_request is not None:
+    async def _populated(self, step: Step, *, refresh: bool = False) -> Step:
+        """``step`` with its transaction request (fetched unless present and not ``refresh``)."""
+        if step.transaction_request is not None and not refresh:
             return step
         populated = await self.client.step_transaction(step)
         if populated.transaction_request is None:
@@ -474,7 +475,7 @@ class AggregatorProvider:
                         f"/{status.substatus}; later steps were not sent",
                         tx_hash=previous,
                     )
-                step = await self.client.step_transaction(step)
+                step = await self._populated(step, refresh=True)
             for tx in plan_step(step):
                 index = next(
                     i

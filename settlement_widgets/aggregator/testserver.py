@@ -196,7 +196,10 @@ class LifiTestServer:
             self._server = _Server((self._host, self._port), _Handler)
             self._server.owner = self
             self._thread = threading.Thread(
-                target=self._server.serve_forever, name="lifi-test-server", daemon=True
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="lifi-test-server",
+                daemon=True,
             )
             self._thread.start()
         return self

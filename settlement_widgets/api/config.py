@@ -5,15 +5,17 @@ Set it like any Jupyter option, e.g. in ``jupyter_server_config.py``::
     c.SettlementConfig.network = "local"
     c.SettlementConfig.faucet_timeout = 5.0
 
+or with ``SETTLEMENT_API_NETWORK=local`` in the server's environment,
 or on the command line (``--SettlementConfig.network=local``); the standalone server maps its
 ``--network`` flag onto the same trait.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from traitlets import Enum, Float, Int, TraitError, Unicode, validate
+from traitlets import Enum, Float, Int, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 from ..networks import NETWORK_NAMES
@@ -27,8 +29,18 @@ class SettlementConfig(Configurable):
     network = Enum(
         list(NETWORK_NAMES),
         default_value="sepolia",
-        help="Network whose configuration, faucet and proofs the endpoint serves.",
+        help=(
+            "Network whose configuration, faucet and proofs the endpoint serves "
+            "(default: $SETTLEMENT_API_NETWORK, else sepolia)."
+        ),
     ).tag(config=True)
+
+    @default("network")
+    def _default_network(self) -> str:
+        # `make lab` and binder/start export SETTLEMENT_API_NETWORK=local so the endpoint
+        # inside JupyterLab describes the sandbox the notebooks use; plain installs get sepolia.
+        value = os.environ.get("SETTLEMENT_API_NETWORK", "sepolia").strip().lower()
+        return value if value in NETWORK_NAMES else "sepolia"
 
     rpc_url = Unicode(
         None,

@@ -1,11 +1,12 @@
 """Tornado handlers of ``/api/settlement``, shared by the Jupyter extension and the standalone
 server (both run them inside a jupyter_server ``ServerApp``, so auth is Jupyter's own).
 
-Every route is ``@tornado.web.authenticated``: a token (``Authorization: token …`` or
-``?token=``) or Jupyter's login cookie plus the XSRF header for POSTs. Every answer is JSON,
-errors included (``{"error": "…"}``): :meth:`SettlementAPIHandler.write_error` replaces
-Jupyter's error bodies, and known failures of the environment (no sandbox profile, an
-unreadable proof log) are 503s rather than 500s.
+Every route is ``@tornado.web.authenticated`` and ``@authorized`` (resource ``settlement``, so
+a Jupyter Authorizer such as JupyterHub's can allow reads and refuse writes): a token
+(``Authorization: token …`` or ``?token=``) or Jupyter's login cookie plus the XSRF header
+for POSTs. Every answer is JSON, errors included (``{"error": "…"}``):
+:meth:`SettlementAPIHandler.write_error` replaces Jupyter's error bodies, and failures of the
+environment (no sandbox profile, an unreadable proof log) are 503s rather than 500s.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import tornado.web
+from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado.httputil import responses
 
-from ..errors import ConfigurationError, UnavailableError
+from ..errors import SettlementError
 from .openapi import openapi_document
 from .protocol import FaucetRequest, Reply, V4ContractsRequest, clip, error_reply, parse_post
 from .service import SettlementService
@@ -35,6 +37,8 @@ class SettlementAPIHandler(APIHandler):
     """Base: receives the :class:`SettlementService`, answers JSON, never an HTML error page."""
 
     allowed_methods: tuple[str, ...] = ("GET",)
+    #: for Jupyter's Authorizer (e.g. JupyterHub RBAC): GET is "read", POST is "write"
+    auth_resource = "settlement"
     service: SettlementService
 
     def initialize(self, service: SettlementService) -> None:
@@ -48,10 +52,11 @@ class SettlementAPIHandler(APIHandler):
         self.finish(json.dumps(reply.body))
 
     async def run(self, answer: Callable[[], Awaitable[Reply]]) -> None:
-        """Send ``answer()``; a missing sandbox or unreachable dependency becomes a JSON 503."""
+        """Send ``answer()``. Input was validated before, so a SettlementError here is about
+        the environment (no sandbox profile, a broken profile, an unreadable proof log): 503."""
         try:
             reply = await answer()
-        except (ConfigurationError, UnavailableError) as exc:
+        except SettlementError as exc:
             self.log.warning("settlement endpoint unavailable: %s", exc)
             reply = error_reply(503, clip(str(exc), 500))
         self.send_reply(reply)
@@ -77,6 +82,7 @@ class SettlementHandler(SettlementAPIHandler):
     allowed_methods = ("GET", "POST")
 
     @tornado.web.authenticated
+    @authorized
     async def get(self) -> None:
         async def answer() -> Reply:
             return Reply(200, self.service.config_body())
@@ -84,6 +90,7 @@ class SettlementHandler(SettlementAPIHandler):
         await self.run(answer)
 
     @tornado.web.authenticated
+    @authorized
     async def post(self) -> None:
         request = parse_post(self.request.body)
         if isinstance(request, Reply):
@@ -100,6 +107,7 @@ class ProofsHandler(SettlementAPIHandler):
     """``GET proofs/{channel|v4}``: the steps this installation performed on its network."""
 
     @tornado.web.authenticated
+    @authorized
     async def get(self, method: str) -> None:
         await self.run(lambda: self.service.proofs(method))
 
@@ -108,5 +116,6 @@ class OpenAPIHandler(SettlementAPIHandler):
     """``GET openapi.json``: an OpenAPI 3.1 description of these routes under this base URL."""
 
     @tornado.web.authenticated
+    @authorized
     async def get(self) -> None:
         self.send_reply(Reply(200, openapi_document(self.base_url)))

@@ -65,8 +65,10 @@ def error_reply(status: int, message: str, **headers: str) -> Reply:
     return Reply(status, {"error": message}, dict(headers))
 
 
-def js_string(value: Any) -> str:
+def js_string(value: Any, _depth: int = 0) -> str:
     """JavaScript's ``String(value)``, as the original's template literal rendered it."""
+    if _depth > 20:  # deep nesting cannot grow the stack; the echo is clipped anyway
+        return "…"
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -82,7 +84,7 @@ def js_string(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return ",".join("" if v is None else js_string(v) for v in value)
+        return ",".join("" if v is None else js_string(v, _depth + 1) for v in value)
     return "[object Object]"
 
 

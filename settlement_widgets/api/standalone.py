@@ -9,8 +9,8 @@ scrubbed from request logs). What is cut:
   is switched off too), so the server exposes nothing but the settlement endpoint;
 * no other extensions and no user Jupyter config files: the command line is the whole
   configuration;
-* no cookie-secret, server-info or browser-open files and no URL banner: the access URL, token included, is
-  printed exactly once, on stdout.
+* no cookie-secret, server-info or browser-open files and no URL banner: the access URL,
+  token included, is printed exactly once, on stdout.
 
 ``--no-auth`` (empty token, XSRF check off, origin check kept) is refused unless the host is
 a loopback address.

@@ -23,7 +23,17 @@ _EXPORTS: dict[str, str] = {
     "Tx": "provider",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Channel",
+    "ChannelConfig",
+    "ChannelProvider",
+    "ChannelStore",
+    "CustodyClient",
+    "RelayClient",
+    "Transfer",
+    "Tx",
+    "request_faucet_tokens",
+]
 
 
 def __getattr__(name: str) -> Any:

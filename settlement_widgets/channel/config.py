@@ -76,4 +76,6 @@ class ChannelConfig:
     def sepolia(cls, **overrides: object) -> ChannelConfig:
         import os
 
-        return cls.from_network(SEPOLIA.with_rpc_url(os.environ.get("SEPOLIA_RPC_URL")), **overrides)
+        return cls.from_network(
+            SEPOLIA.with_rpc_url(os.environ.get("SEPOLIA_RPC_URL")), **overrides
+        )

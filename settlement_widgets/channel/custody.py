@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..addresses import ZERO_ADDRESS, validate_address
-from ..contracts import load_artifact
+from ..contracts import decode_revert, load_artifact
 from ..erc7824.ids import as_channel_id_bytes
 from ..erc7824.types import Channel, ChannelStatus, State
 from ..errors import (
@@ -31,6 +31,7 @@ from ..errors import (
     InvalidAmountError,
     InvalidStateError,
     SettlementValueError,
+    TransactionFailedError,
     UnknownOptionError,
 )
 from .custody_events import EVENT_NAMES, CustodyEvent, EventDecoder
@@ -90,7 +91,9 @@ class CustodyTx:
             if event.name == name:
                 return event
         if name not in EVENT_NAMES:
-            raise UnknownOptionError(f"unknown custody event {name!r}: use one of {', '.join(EVENT_NAMES)}")
+            raise UnknownOptionError(
+                f"unknown custody event {name!r}: use one of {', '.join(EVENT_NAMES)}"
+            )
         raise InvalidStateError(
             f"transaction {self.tx_hash} emitted no {name} event "
             f"(it emitted: {', '.join(e.name for e in self.events) or 'none'})"
@@ -158,7 +161,9 @@ class CustodyClient:
     ) -> None:
         self._wallet = wallet
         self._address = validate_address(custody_address, field="custody", allow_zero=False)
-        self._abi: list[dict[str, Any]] = list(abi) if abi is not None else load_artifact("Custody").abi
+        self._abi: list[dict[str, Any]] = (
+            list(abi) if abi is not None else load_artifact("Custody").abi
+        )
         extra = (
             [list(a) for a in error_abis]
             if error_abis is not None
@@ -203,9 +208,42 @@ class CustodyClient:
 
     # --- transactions -------------------------------------------------------------------
 
-    async def _transact(self, call: Any, *, value: int = 0, channel_id: str | None = None) -> CustodyTx:
-        receipt = await self._wallet.transact(call, value=value, abis=self._abis)
+    async def _transact(
+        self, call: Any, *, value: int = 0, channel_id: str | None = None
+    ) -> CustodyTx:
+        try:
+            receipt = await self._wallet.transact(call, value=value, abis=self._abis)
+        except TransactionFailedError as exc:
+            if exc.error_name is None and exc.tx_hash:
+                raise await self.explain_failure(exc) from exc
+            raise
         return self.result(receipt, channel_id=channel_id)
+
+    async def explain_failure(self, failure: TransactionFailedError) -> TransactionFailedError:
+        """Name the custom error of a transaction that was mined and reverted.
+
+        That happens when the chain changed between gas estimation and mining (a
+        counterparty's challenge landed first, say). The transaction is replayed as a call on
+        the state before its block; the result carries ``error_name``/``error_args`` and the
+        same ``tx_hash``, or is ``failure`` itself if the replay names nothing. This client's
+        own methods already do it; it is public for transactions sent another way.
+        """
+        w3 = self._wallet.w3
+        try:
+            tx = await w3.eth.get_transaction(failure.tx_hash)  # type: ignore[arg-type]
+            replay = {"from": tx["from"], "to": tx["to"], "data": tx["input"], "value": tx["value"]}
+            await w3.eth.call(replay, int(tx["blockNumber"]) - 1)  # type: ignore[arg-type]
+        except Exception as exc:
+            data = getattr(exc, "data", None)
+            name, args = decode_revert(data if isinstance(data, str | bytes) else None, *self._abis)
+            if name is not None:
+                return TransactionFailedError(
+                    f"transaction {failure.tx_hash} reverted with {name}",
+                    error_name=name,
+                    error_args=args,
+                    tx_hash=failure.tx_hash,
+                )
+        return failure
 
     def result(self, receipt: Any, *, channel_id: str | None = None) -> CustodyTx:
         """A :class:`CustodyTx` from a mined receipt (events decoded)."""
@@ -229,14 +267,20 @@ class CustodyClient:
         wallet. ERC-20s need an allowance first (:meth:`approve`); ``token`` zero is native."""
         token = validate_address(token, field="token")
         amount = _amount(amount, "amount")
-        account = validate_address(account or self._wallet.address, field="account", allow_zero=False)
+        account = validate_address(
+            account or self._wallet.address, field="account", allow_zero=False
+        )
         value = amount if token == ZERO_ADDRESS else 0
-        return await self._transact(self.contract.functions.deposit(account, token, amount), value=value)
+        return await self._transact(
+            self.contract.functions.deposit(account, token, amount), value=value
+        )
 
     async def withdraw(self, token: str, amount: int) -> CustodyTx:
         """Send ``amount`` of the wallet's available custody balance back to the wallet."""
         token = validate_address(token, field="token")
-        return await self._transact(self.contract.functions.withdraw(token, _amount(amount, "amount")))
+        return await self._transact(
+            self.contract.functions.withdraw(token, _amount(amount, "amount"))
+        )
 
     # channels
 
@@ -260,7 +304,9 @@ class CustodyClient:
         tx = await self._transact(call, value=amount if token == ZERO_ADDRESS else 0)
         return _with_channel(tx, tx.event("Created").channel_id)  # type: ignore[attr-defined]
 
-    async def join(self, channel_id: str | bytes, signature: str | bytes, *, index: int = 1) -> CustodyTx:
+    async def join(
+        self, channel_id: str | bytes, signature: str | bytes, *, index: int = 1
+    ) -> CustodyTx:
         """Join an INITIAL channel as participant ``index`` (1) with its signature of the initial
         state; the wallet funds that participant's allocation."""
         cid = _channel_id_hex(channel_id)
@@ -324,7 +370,9 @@ class CustodyClient:
     async def approve(self, token: str, amount: int, *, spender: str | None = None) -> CustodyTx:
         """Allow ``spender`` (default: the custody) to pull ``amount`` of ``token``."""
         spender = validate_address(spender or self._address, field="spender", allow_zero=False)
-        return await self._transact(self._token(token).functions.approve(spender, _amount(amount, "amount")))
+        return await self._transact(
+            self._token(token).functions.approve(spender, _amount(amount, "amount"))
+        )
 
     async def ensure_allowance(self, token: str, amount: int) -> CustodyTx | None:
         """Approve the custody for ``amount`` unless the allowance already covers it."""
@@ -332,7 +380,9 @@ class CustodyClient:
             return None
         return await self.approve(token, amount)
 
-    async def allowance(self, token: str, owner: str | None = None, spender: str | None = None) -> int:
+    async def allowance(
+        self, token: str, owner: str | None = None, spender: str | None = None
+    ) -> int:
         owner = validate_address(owner or self._wallet.address, field="owner")
         spender = validate_address(spender or self._address, field="spender")
         return int(await self._token(token).functions.allowance(owner, spender).call())
@@ -377,7 +427,9 @@ class CustodyClient:
     async def get_channel_data(self, channel_id: str | bytes) -> ChannelData:
         """``getChannelData`` as protocol types; :class:`ChannelNotFoundError` if VOID."""
         cid = _channel_id_hex(channel_id)
-        channel, status, wallets, expiry, state = await self.contract.functions.getChannelData(cid).call()
+        channel, status, wallets, expiry, state = await self.contract.functions.getChannelData(
+            cid
+        ).call()
         if ChannelStatus(int(status)) == ChannelStatus.VOID:
             raise ChannelNotFoundError(
                 f"channel {cid} is not open in the custody at {self._address} "
@@ -392,10 +444,14 @@ class CustodyClient:
             last_valid_state=State.from_abi(state),
         )
 
-    async def get_channel_balances(self, channel_id: str | bytes, tokens: Sequence[str]) -> list[int]:
+    async def get_channel_balances(
+        self, channel_id: str | bytes, tokens: Sequence[str]
+    ) -> list[int]:
         """What the channel holds locked, per token."""
         toks = [validate_address(t, field="tokens") for t in tokens]
-        values = await self.contract.functions.getChannelBalances(_channel_id_hex(channel_id), toks).call()
+        values = await self.contract.functions.getChannelBalances(
+            _channel_id_hex(channel_id), toks
+        ).call()
         return [int(v) for v in values]
 
     async def min_challenge_period(self) -> int:
@@ -404,9 +460,15 @@ class CustodyClient:
     async def eip712_domain(self) -> dict[str, Any]:
         """The custody's ERC-5267 domain: ``name``, ``version``, ``chainId``,
         ``verifyingContract`` (what EIP-712 state signatures must use)."""
-        _fields, name, version, chain_id, verifying, _salt, _ext = (
-            await self.contract.functions.eip712Domain().call()
-        )
+        (
+            _fields,
+            name,
+            version,
+            chain_id,
+            verifying,
+            _salt,
+            _ext,
+        ) = await self.contract.functions.eip712Domain().call()
         return {
             "name": name,
             "version": version,

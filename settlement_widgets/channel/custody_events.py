@@ -117,7 +117,17 @@ class Withdrawn(CustodyEvent):
 
 _CLASSES: dict[str, type[CustodyEvent]] = {
     c.name: c
-    for c in (Created, Joined, Opened, Challenged, Checkpointed, Resized, Closed, Deposited, Withdrawn)
+    for c in (
+        Created,
+        Joined,
+        Opened,
+        Challenged,
+        Checkpointed,
+        Resized,
+        Closed,
+        Deposited,
+        Withdrawn,
+    )
 }
 EVENT_NAMES: tuple[str, ...] = tuple(_CLASSES)
 
@@ -175,7 +185,9 @@ class EventDecoder:
                 return "0x" + topic.hex()
         from ..errors import UnknownOptionError
 
-        raise UnknownOptionError(f"unknown custody event {name!r}: use one of {', '.join(EVENT_NAMES)}")
+        raise UnknownOptionError(
+            f"unknown custody event {name!r}: use one of {', '.join(EVENT_NAMES)}"
+        )
 
     def decode_log(self, log: Mapping[str, Any]) -> CustodyEvent | None:
         """The typed event of one log entry, or ``None`` if it is not a custody event."""

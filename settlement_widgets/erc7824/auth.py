@@ -18,7 +18,7 @@ from typing import Any
 
 from ..addresses import validate_address
 from ..errors import InvalidAmountError, SettlementValueError
-from ..keys import recover_address
+from ._address_cache import recover_eip55
 from .amounts import is_decimal_amount
 from .eip712 import EIP712Domain, typed_data_digest
 from .keccak import keccak256
@@ -210,7 +210,7 @@ class AuthPolicy:
 
     def recover(self, challenge: str, signature: str | bytes) -> str:
         """EIP-55 signer of an ``auth_verify`` signature (should equal ``wallet``)."""
-        return recover_address(self.digest(challenge), signature)
+        return recover_eip55(self.digest(challenge), signature)
 
 
 def _policy(

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..addresses import validate_address
 from ..errors import InvalidAmountError, SettlementValueError
+from ._address_cache import checksummed
 from .amounts import is_decimal_amount
 from .ids import as_channel_id_bytes
 from .rpc import Request, make_request
@@ -93,7 +93,7 @@ def get_channels_message(
 ) -> Request:
     params: dict[str, Any] = {}
     if participant:
-        params["participant"] = validate_address(participant, field="participant")
+        params["participant"] = checksummed(participant, "participant")
     if status:
         params["status"] = status
     return make_request("get_channels", params, request_id=request_id, timestamp=timestamp)
@@ -132,7 +132,7 @@ def revoke_session_key_message(
     request_id: int | None = None,
     timestamp: int | None = None,
 ) -> Request:
-    params = {"session_key": validate_address(session_key, field="session_key")}
+    params = {"session_key": checksummed(session_key, "session_key")}
     return make_request(
         "revoke_session_key", params, request_id=request_id, timestamp=timestamp, key=key
     )
@@ -149,7 +149,7 @@ def create_channel_message(
     """``create_channel {chain_id, token}`` (private)."""
     if isinstance(chain_id, bool) or not isinstance(chain_id, int) or chain_id <= 0:
         raise SettlementValueError(f"chain_id must be a positive integer, got {chain_id!r}")
-    params = {"chain_id": chain_id, "token": validate_address(token, field="token")}
+    params = {"chain_id": chain_id, "token": checksummed(token, "token")}
     return make_request(
         "create_channel", params, request_id=request_id, timestamp=timestamp, key=key
     )
@@ -186,7 +186,7 @@ def resize_channel_message(
         params["resize_amount"] = resize
     if allocate is not None:
         params["allocate_amount"] = allocate
-    params["funds_destination"] = validate_address(funds_destination, field="funds_destination")
+    params["funds_destination"] = checksummed(funds_destination, "funds_destination")
     return make_request(
         "resize_channel", params, request_id=request_id, timestamp=timestamp, key=key
     )
@@ -203,7 +203,7 @@ def close_channel_message(
     """``close_channel {channel_id, funds_destination}`` (private)."""
     params = {
         "channel_id": _channel_id_text(channel_id),
-        "funds_destination": validate_address(funds_destination, field="funds_destination"),
+        "funds_destination": checksummed(funds_destination, "funds_destination"),
     }
     return make_request(
         "close_channel", params, request_id=request_id, timestamp=timestamp, key=key
@@ -226,7 +226,7 @@ def transfer_message(
             "transfer needs exactly one of destination or destination_user_tag"
         )
     params: dict[str, Any] = (
-        {"destination": validate_address(destination, field="destination")}
+        {"destination": checksummed(destination, "destination")}
         if destination
         else {"destination_user_tag": destination_user_tag}
     )
@@ -251,8 +251,8 @@ def auth_request_message(
     if not isinstance(application, str) or not isinstance(scope, str):
         raise SettlementValueError("application and scope must be strings")
     params = {
-        "address": validate_address(address, field="address"),
-        "session_key": validate_address(session_key, field="session_key"),
+        "address": checksummed(address, "address"),
+        "session_key": checksummed(session_key, "session_key"),
         "application": application,
         "allowances": _asset_amounts(allowances, "allowances"),
         "expires_at": expires_at,

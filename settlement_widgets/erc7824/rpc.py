@@ -17,14 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from ..addresses import validate_address
 from ..errors import (
     ExpiredError,
     InvalidFrameError,
     InvalidSignatureError,
     RelayError,
 )
-from ..keys import recover_address, recover_address_bytes
+from ..keys import recover_address_bytes
+from ._address_cache import address_bytes, eip55, recover_eip55
 from .keccak import keccak256
 from .signing import KeyLike, as_private_key
 from .wire_json import dumps, loads_members
@@ -117,7 +117,7 @@ def _sigs(value: Any) -> tuple[str, ...]:
 
 def _recover_all(raw: bytes, sigs: tuple[str, ...]) -> tuple[str, ...]:
     digest = keccak256(raw)
-    return tuple(recover_address(digest, s) for s in sigs)
+    return tuple(recover_eip55(digest, s) for s in sigs)
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ class Request:
 
     def is_signed_by(self, address: str) -> bool:
         """True when any signature recovers to ``address``."""
-        expected = bytes.fromhex(validate_address(address, field="signer")[2:])
+        expected = address_bytes(address, "signer")
         digest = keccak256(self.raw)
         return any(recover_address_bytes(digest, s) == expected for s in self.sigs)
 
@@ -241,16 +241,16 @@ class Response:
 
         Raises :class:`InvalidSignatureError` if unsigned, malformed or signed by another key.
         """
-        expected = validate_address(broker_address, field="broker address")
+        expected = address_bytes(broker_address, "broker address")
         if not self.sigs:
             raise InvalidSignatureError(
                 f"{self.method} response (id {self.request_id}) carries no broker signature"
             )
-        got = recover_address(keccak256(self.raw), self.sigs[0])
+        got = recover_address_bytes(keccak256(self.raw), self.sigs[0])
         if got != expected:
             raise InvalidSignatureError(
-                f"{self.method} response (id {self.request_id}) is signed by {got}, "
-                f"not by the broker {expected}"
+                f"{self.method} response (id {self.request_id}) is signed by {eip55(got)}, "
+                f"not by the broker {eip55(expected)}"
             )
         return self
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal, Protocol
 
-from ..addresses import validate_address
 from ..errors import InvalidSignatureError, SettlementValueError, UnknownOptionError
-from ..keys import PrivateKey, recover_address, recover_address_bytes, split_signature
+from ..keys import PrivateKey, recover_address_bytes, split_signature
+from ._address_cache import address_bytes, recover_eip55
 from .eip712 import EIP712Domain, state_eip712_digest
 from .ids import CHALLENGE_SUFFIX, eip191_digest, packed_state
 from .keccak import keccak256
@@ -155,7 +155,7 @@ def recover_state_signer(
 
     Raises :class:`InvalidSignatureError` for a wrong length, a bad v or a high s.
     """
-    return recover_address(_digest(channel_id, state, scheme, domain, False), signature)
+    return recover_eip55(_digest(channel_id, state, scheme, domain, False), signature)
 
 
 def sign_challenge(
@@ -177,7 +177,7 @@ def recover_challenge_signer(
     scheme: SignatureScheme = "raw",
     domain: DomainLike | None = None,
 ) -> str:
-    return recover_address(_digest(channel_id, state, scheme, domain, True), signature)
+    return recover_eip55(_digest(channel_id, state, scheme, domain, True), signature)
 
 
 def _verify(
@@ -188,7 +188,7 @@ def _verify(
     domain: DomainLike | None,
     challenge: bool,
 ) -> bool:
-    expected = bytes.fromhex(validate_address(signer, field="signer")[2:])
+    expected = address_bytes(signer, "signer")
     split_signature(signature)  # malformed (length, v, high s) is malformed in every scheme
     schemes = ("raw", "eip191", "eip712") if domain is not None else ("raw", "eip191")
     for scheme in schemes:

@@ -186,13 +186,13 @@ class State:
         if not all(isinstance(a, Allocation) for a in allocations):
             raise InvalidStateError("allocations must be Allocation values")
         object.__setattr__(self, "allocations", allocations)
-        sigs = tuple(
-            s if isinstance(s, str) else "0x" + bytes(s).hex()
-            for s in self.sigs  # type: ignore[redundant-expr]
-        )
-        for s in sigs:
-            hex_to_bytes(s, "signature")
-        object.__setattr__(self, "sigs", sigs)
+        sigs = []
+        for i, s in enumerate(self.sigs):
+            if not isinstance(s, str | bytes | bytearray):
+                raise InvalidStateError(f"sigs[{i}] must be 0x-hex or bytes, got {s!r}")
+            raw = hex_to_bytes(s, f"sigs[{i}]")
+            sigs.append(s if isinstance(s, str) else "0x" + raw.hex())
+        object.__setattr__(self, "sigs", tuple(sigs))
 
     def with_sigs(self, sigs: Iterable[str | bytes]) -> State:
         return replace(self, sigs=tuple(sigs))  # type: ignore[arg-type]

@@ -2,7 +2,9 @@
 
 ``chain`` starts the EVM (in-process py-evm by default, anvil, or any JSON-RPC URL) with funded
 deterministic dev accounts; ``deploy`` deploys the ``channel`` contracts (Custody,
-SimpleConsensus, a 6-decimal test token) or any compiled artifact.
+SimpleConsensus, a 6-decimal test token) or any compiled artifact. ``LocalSandbox`` runs the
+whole local network in-process (chain, contracts, the ``relay`` node, faucet, JSON-RPC and
+explorer over HTTP); ``python -m settlement_widgets.sandbox`` runs it as a service.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .chain import (
     start_chain,
 )
 from .deploy import ChannelDeployment, DeployedContract, deploy_channel_contracts, deploy_contract
+from .local import LocalSandbox
 
 __all__ = [
     "BACKENDS",
@@ -30,6 +33,7 @@ __all__ = [
     "ChannelDeployment",
     "DeployedContract",
     "InProcessChain",
+    "LocalSandbox",
     "RpcChain",
     "deploy_channel_contracts",
     "deploy_contract",

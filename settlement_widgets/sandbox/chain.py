@@ -31,7 +31,6 @@ import re
 import shutil
 import subprocess
 import threading
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,16 +95,17 @@ def derive_dev_key(index: int) -> PrivateKey:
 
 
 @functools.cache
-def _dev_keys(count: int) -> tuple[PrivateKey, ...]:
-    known = tuple(PrivateKey(k) for k in _WELL_KNOWN_DEV_KEYS[:count])
-    return known + tuple(derive_dev_key(i) for i in range(len(known), count))
+def _dev_key(index: int) -> PrivateKey:
+    if index < len(_WELL_KNOWN_DEV_KEYS):
+        return PrivateKey(_WELL_KNOWN_DEV_KEYS[index])
+    return derive_dev_key(index)
 
 
 def dev_keys(count: int = 10) -> tuple[PrivateKey, ...]:
     """The first ``count`` keys of :data:`DEV_MNEMONIC` (``m/44'/60'/0'/0/i``), anvil's accounts."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 100:
         raise SettlementValueError(f"count must be an integer from 1 to 100, got {count!r}")
-    return _dev_keys(count)
+    return tuple(_dev_key(i) for i in range(count))
 
 
 class Chain(abc.ABC):
@@ -114,12 +114,14 @@ class Chain(abc.ABC):
     #: "inprocess", "anvil" or "rpc"
     backend: str = ""
 
-    def __init__(self, w3: AsyncWeb3, *, rpc_url: str | None, chain_id: int, keys: Sequence[PrivateKey]):
+    def __init__(
+        self, w3: AsyncWeb3, *, rpc_url: str | None, chain_id: int, keys: Sequence[PrivateKey]
+    ):
         self._w3 = w3
         self._rpc_url = rpc_url
         self._chain_id = chain_id
         self._keys = tuple(keys)
-        self._wallets: weakref.WeakSet[WalletClient] = weakref.WeakSet()
+        self._wallets: dict[str, WalletClient] = {}
         self._closed = False
 
     # --- identity ---------------------------------------------------------------------
@@ -148,9 +150,10 @@ class Chain(abc.ABC):
         return tuple(k.address for k in self._keys)
 
     def wallet(self, index: int = 0) -> WalletClient:
-        """A :class:`WalletClient` for dev account ``index``, bound to this chain.
+        """The :class:`WalletClient` of dev account ``index``, bound to this chain.
 
-        Wallets handed out here have their nonce cache reset by :meth:`revert`.
+        One wallet per account (so one nonce sequence per account); :meth:`revert` resets
+        their nonce caches.
         """
         if not isinstance(index, int) or not 0 <= index < len(self._keys):
             raise SettlementValueError(
@@ -159,9 +162,13 @@ class Chain(abc.ABC):
         return self.wallet_for(self._keys[index])
 
     def wallet_for(self, key: PrivateKey | str | bytes) -> WalletClient:
-        """A :class:`WalletClient` for any key (fund it first), tracked like :meth:`wallet`."""
-        wallet = WalletClient(key, rpc_url=self._rpc_url, w3=self._w3)
-        self._wallets.add(wallet)
+        """The :class:`WalletClient` of any key on this chain (fund it first); one per address,
+        tracked like :meth:`wallet`."""
+        private_key = key if isinstance(key, PrivateKey) else PrivateKey(key)
+        wallet = self._wallets.get(private_key.address)
+        if wallet is None:
+            wallet = WalletClient(private_key, rpc_url=self._rpc_url, w3=self._w3)
+            self._wallets[private_key.address] = wallet
         return wallet
 
     def __repr__(self) -> str:
@@ -209,7 +216,7 @@ class Chain(abc.ABC):
     async def revert(self, snapshot_id: Any) -> None:
         """Return to a snapshot. Nonce caches of this chain's wallets are reset."""
         await self._revert(snapshot_id)
-        for wallet in list(self._wallets):
+        for wallet in self._wallets.values():
             wallet.reset_nonce()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -305,6 +312,26 @@ def _make_inprocess_provider(tester: Any, chain_id: int) -> Any:
     return _Provider()
 
 
+def _single_run_gas_estimate(state: Any, transaction: Any) -> int:
+    """Gas limit for ``transaction``: run it once with the block gas limit and take what it
+    consumed before refunds, plus 1/8 and 10,000 for the 63/64 rule of nested calls (and
+    never below the EIP-7623 calldata floor). Raises the VM error if it fails, as py-evm's
+    own estimator does, so reverts surface the same way."""
+    from eth.vm.spoof import SpoofTransaction
+
+    trial = SpoofTransaction(transaction, gas=state.gas_limit, gas_price=0)
+    snapshot = state.snapshot()
+    try:
+        computation = state.apply_transaction(trial)
+        if computation.is_error:
+            raise computation.error
+        consumed = state.gas_limit - computation.get_gas_remaining()
+        floor = int(getattr(computation, "data_floor_gas", 0) or 0)
+    finally:
+        state.revert(snapshot)
+    return int(min(state.gas_limit, max(consumed + consumed // 8 + 10_000, floor)))
+
+
 def _rpc_error(request_id: int, code: int, message: str, data: str | None = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -335,10 +362,9 @@ class InProcessChain(Chain):
         balance_wei: int = DEV_BALANCE_WEI,
     ) -> InProcessChain:
         """A fresh genesis funding the first ``accounts`` dev keys with ``balance_wei`` each."""
+        from eth_keys import keys as eth_keys
         from eth_tester import EthereumTester, PyEVMBackend
         from web3 import AsyncWeb3
-
-        from eth_keys import keys as eth_keys
 
         keys = dev_keys(accounts)
         genesis = {
@@ -353,7 +379,12 @@ class InProcessChain(Chain):
         )
         # eth-tester fixes the chain id as a class attribute of a class it creates per backend;
         # the VM reads it for CHAINID and for transaction signatures.
-        type(backend.chain).chain_id = chain_id
+        chain_class = type(backend.chain)
+        chain_class.chain_id = chain_id
+        # py-evm estimates gas by binary search (about 15 executions per estimate); one run
+        # plus a margin gives the same answer for our contracts at a tenth of the time.
+        chain_class.gas_estimator = staticmethod(_single_run_gas_estimate)
+        backend.chain.gas_estimator = _single_run_gas_estimate
         tester = EthereumTester(backend)
         w3 = AsyncWeb3(_make_inprocess_provider(tester, chain_id))
         return cls(tester, w3, chain_id=chain_id, keys=keys)
@@ -395,14 +426,20 @@ class RpcChain(Chain):
         cls, url: str, *, accounts: int = 10, keys: Sequence[PrivateKey] | None = None
     ) -> RpcChain:
         w3 = await _connect(url)
-        chain_id = await _chain_id(w3, url)
+        try:
+            chain_id = await _chain_id(w3, url)
+        except BaseException:
+            await _disconnect(w3)
+            raise
         return cls(w3, rpc_url=url, chain_id=chain_id, keys=keys or dev_keys(accounts))
 
     async def _request(self, method: str, params: list[Any]) -> Any:
         try:
             response = await self._w3.provider.make_request(method, params)  # type: ignore[arg-type]
         except (OSError, ConnectionError) as exc:
-            raise ChainUnavailableError(f"cannot reach the chain at {self._rpc_url}: {exc}") from exc
+            raise ChainUnavailableError(
+                f"cannot reach the chain at {self._rpc_url}: {exc}"
+            ) from exc
         error = response.get("error")
         if error:
             message = error.get("message", error) if isinstance(error, dict) else error
@@ -426,8 +463,12 @@ class RpcChain(Chain):
             raise SettlementValueError(f"unknown or already used snapshot id {snapshot_id!r}")
 
     async def _close(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._w3.provider.disconnect()
+        await _disconnect(self._w3)
+
+
+async def _disconnect(w3: AsyncWeb3) -> None:
+    with contextlib.suppress(Exception):
+        await w3.provider.disconnect()
 
 
 async def _connect(url: str) -> AsyncWeb3:
@@ -470,7 +511,9 @@ def find_anvil(path: str | os.PathLike[str] | None = None) -> Path:
     system = platform.system().lower()
     package = f"anvil-{system}-{machine}"
     repo = Path(__file__).resolve().parents[2]
-    candidates.append(repo / "contracts" / "node_modules" / "@foundry-rs" / package / "bin" / "anvil")
+    candidates.append(
+        repo / "contracts" / "node_modules" / "@foundry-rs" / package / "bin" / "anvil"
+    )
     which = shutil.which("anvil")
     if which:
         candidates.append(Path(which))
@@ -491,6 +534,7 @@ class AnvilChain(RpcChain):
     def __init__(self, process: subprocess.Popen[bytes], w3: AsyncWeb3, **kwargs: Any):
         super().__init__(w3, **kwargs)
         self._process = process
+        self._reader: threading.Thread | None = None
 
     @property
     def pid(self) -> int:
@@ -544,38 +588,47 @@ class AnvilChain(RpcChain):
         def drain() -> None:
             assert process.stdout is not None
             found = False
-            for raw in process.stdout:
-                if found:
-                    continue
-                line = raw.decode("utf-8", "replace").strip()
-                match = _LISTENING.search(line)
-                if match:
-                    found = True
-                    url = f"http://{match['host']}:{match['port']}"
-                    loop.call_soon_threadsafe(settle, url)
-                elif line and not line.lower().startswith(("(", "0x")):
-                    tail[:] = [*tail[-4:], line[:200]]  # errors only; never key lines
+            with process.stdout:
+                for raw in process.stdout:
+                    if found:
+                        continue
+                    line = raw.decode("utf-8", "replace").strip()
+                    match = _LISTENING.search(line)
+                    if match:
+                        found = True
+                        url = f"http://{match['host']}:{match['port']}"
+                        loop.call_soon_threadsafe(settle, url)
+                    elif line and not line.lower().startswith(("(", "0x")):
+                        tail[:] = [*tail[-4:], line[:200]]  # errors only; never key lines
             if not found:
-                loop.call_soon_threadsafe(settle, None)
+                with contextlib.suppress(RuntimeError):  # the loop may be gone by then
+                    loop.call_soon_threadsafe(settle, None)
 
-        threading.Thread(target=drain, name=f"anvil-{process.pid}-stdout", daemon=True).start()
+        reader = threading.Thread(target=drain, name=f"anvil-{process.pid}-stdout", daemon=True)
+        reader.start()
+        w3: AsyncWeb3 | None = None
         try:
             url = await asyncio.wait_for(ready, timeout)
             w3 = await _connect(url)
             actual = await _chain_id(w3, url)
         except BaseException as exc:
-            _stop(process)
+            if w3 is not None:
+                await _disconnect(w3)
+            _stop(process, reader)
             if isinstance(exc, TimeoutError):
                 raise ChainUnavailableError(f"anvil did not start within {timeout} s") from None
             raise
-        return cls(process, w3, rpc_url=url, chain_id=actual, keys=dev_keys(accounts))
+        chain = cls(process, w3, rpc_url=url, chain_id=actual, keys=dev_keys(accounts))
+        chain._reader = reader
+        return chain
 
     async def _close(self) -> None:
         await super()._close()
-        await asyncio.to_thread(_stop, self._process)
+        await asyncio.to_thread(_stop, self._process, self._reader)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes], reader: threading.Thread | None) -> None:
+    """Terminate (then kill) the node, and wait for its output reader to see EOF."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -583,6 +636,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+    if reader is not None:
+        reader.join(timeout=5)
 
 
 async def start_chain(

@@ -119,7 +119,9 @@ async def deploy_channel_contracts(
         abi = load_artifact("TestToken").abi
         contract = deployer_wallet.w3.eth.contract(address=token.address, abi=abi)  # type: ignore[call-overload]
         for recipient in recipients:
-            await deployer_wallet.transact(contract.functions.mint(recipient, fund_amount), abis=[abi])
+            await deployer_wallet.transact(
+                contract.functions.mint(recipient, fund_amount), abis=[abi]
+            )
 
     return ChannelDeployment(
         chain_id=chain_id,

@@ -263,6 +263,16 @@ def _uint(value: object, field_name: str, *, bits: int = 256) -> int:
     return value
 
 
+def _checksum_if_address(value: Any) -> Any:
+    """eth-abi decodes addresses lowercase; errors show them EIP-55 like everything else."""
+    if isinstance(value, str) and len(value) == 42 and value.startswith("0x"):
+        try:
+            return validate_address(value)
+        except SettlementValueError:
+            return value
+    return value
+
+
 def _show(value: Any) -> str:
     if isinstance(value, bytes):
         return "0x" + value.hex()
@@ -404,14 +414,24 @@ class V4Provider:
 
     # --- transactions ---------------------------------------------------------------------
 
-    def _explain(
+    @property
+    def error_abis(self) -> list[list[dict[str, Any]]]:
+        """The ABIs whose custom errors a settlement can revert with (adapter, hook,
+        PoolManager and v4-core libraries, ERC-20): pass them to ``WalletClient.transact``."""
+        return list(self._abis)
+
+    def explain_error(
         self, exc: TransactionFailedError, step: str, **context: Any
     ) -> TransactionFailedError:
+        """``exc`` as the error a user can act on: unwraps v4-core's ``WrappedError``, turns
+        a policy refusal into :class:`PolicyRejectedError` with the reason's name, and adds
+        what the named error means."""
         name, args = exc.error_name, tuple(exc.error_args)
         if name == "WrappedError" and len(args) == 4:  # a callee's revert wrapped by v4-core
             inner_name, inner_args = decode_revert(args[2], *self._abis)
             if inner_name is not None:
                 name, args = inner_name, inner_args
+        args = tuple(_checksum_if_address(a) for a in args)
         if name in ("PolicyRejected", "PolicyViolation") and len(args) == 2:
             reason = reason_name(args[1])
             return PolicyRejectedError(
@@ -441,7 +461,7 @@ class V4Provider:
         try:
             receipt = await self.wallet.transact(call, abis=self._abis)
         except TransactionFailedError as exc:
-            raise self._explain(exc, step, **context) from exc
+            raise self.explain_error(exc, step, **context) from exc
         tx_hash = "0x" + bytes(receipt["transactionHash"]).hex()
         return Tx(
             step=step,
@@ -469,9 +489,8 @@ class V4Provider:
         me = self.wallet.address
         try:
             chain_on_chain = await self.wallet.chain_id()
-            codes = await asyncio.gather(
-                *(w3.eth.get_code(a) for a in (c.policy_hook, c.settlement_adapter, c.pool_manager))  # type: ignore[arg-type]
-            )
+            targets = (c.policy_hook, c.settlement_adapter, c.pool_manager)
+            codes = await asyncio.gather(*(w3.eth.get_code(a) for a in targets))  # type: ignore[arg-type]
         except (ConnectionError, OSError) as exc:
             raise ChainUnavailableError(f"cannot inspect the v4 contracts: {exc}") from exc
         present = {
@@ -668,7 +687,7 @@ class V4Provider:
             tx = await self._transact(call, "register_policy")
         except TransactionFailedError as exc:
             if exc.error_name == "Unauthorized":
-                raise self._explain(
+                raise self.explain_error(
                     exc, "register_policy", owner_hint=await self._owner_hint()
                 ) from exc
             raise

@@ -238,5 +238,6 @@ def render_status_html(vm: StatusViewModel) -> str:
         f'<div class="sw-status" data-mode="{_attr(vm.mode or "")}" style="box-sizing:border-box;'
         f"padding:1.25rem;border-radius:16px;background:{BG_SECONDARY};"
         f"border:1px solid {BORDER_PRIMARY};box-shadow:0 20px 25px -5px rgba(0,0,0,0.35);"
-        f'font-family:{SANS};display:flex;flex-direction:column;gap:1rem">{body}</div>'
+        f"font-family:{SANS};line-height:1.4;max-width:560px;display:flex;flex-direction:column;"
+        f'gap:1rem">{body}</div>'
     )

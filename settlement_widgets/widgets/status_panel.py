@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -46,6 +47,9 @@ class Binding:
         self.provider = provider
         self.channel_id = channel_id
         self.active = True
+        #: the loop (and its thread) bind() ran on: events from other threads are handed to it
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.loop_thread: int | None = None
         #: the task showing ``provider.get_channel``'s answer, when that is a coroutine
         self.fetched: asyncio.Task[None] | None = None
         self._handles: list[tuple[str, Callable[..., Any], Any]] = []
@@ -172,7 +176,8 @@ class ChannelStatusPanel(ipywidgets.VBox):
         """Follow ``channel_id`` on ``provider`` until the returned handle is called.
 
         Subscribes with ``provider.on(event, callback)`` to each of ``events``; a callback
-        receives the updated channel (object or mapping). ``on`` may return an unsubscribe
+        receives the updated channel (object or mapping); callbacks from another thread are
+        handed to the event loop ``bind`` was called on. ``on`` may return an unsubscribe
         function; otherwise ``provider.off(event, callback)`` is used to unbind. If the
         provider has ``get_channel(channel_id)`` (sync or async), its answer is shown first.
         Binding again replaces the previous binding.
@@ -187,11 +192,20 @@ class ChannelStatusPanel(ipywidgets.VBox):
             raise SettlementValueError("channel_id must be a non-empty string")
         self.unbind()
         binding = Binding(provider, cid)
+        try:
+            binding.loop = asyncio.get_running_loop()
+            binding.loop_thread = threading.get_ident()
+        except RuntimeError:
+            pass
         self._binding = binding
         self._apply({"channel_id": cid, "provider": self.provider or "channel"})
-        for event in events:
-            callback = functools.partial(self._on_event, binding, event)
-            binding._handles.append((event, callback, on(event, callback)))
+        try:
+            for event in events:
+                callback = functools.partial(self._on_event, binding, event)
+                binding._handles.append((event, callback, on(event, callback)))
+        except BaseException:
+            self.unbind()  # drop the subscriptions made so far
+            raise
         getter = getattr(provider, "get_channel", None)
         if callable(getter):
             self._fetch_initial(binding, getter)
@@ -247,6 +261,20 @@ class ChannelStatusPanel(ipywidgets.VBox):
         return cid is not None and cid.lower() == binding.channel_id.lower()
 
     def _on_event(self, binding: Binding, event: str, *args: Any, **kwargs: Any) -> None:
+        loop = binding.loop
+        if (
+            loop is not None
+            and binding.loop_thread != threading.get_ident()
+            and not loop.is_closed()
+        ):
+            # widget state belongs to the kernel's loop thread: update the panel there
+            loop.call_soon_threadsafe(
+                functools.partial(self._on_event_here, binding, event, *args, **kwargs)
+            )
+            return
+        self._on_event_here(binding, event, *args, **kwargs)
+
+    def _on_event_here(self, binding: Binding, event: str, *args: Any, **kwargs: Any) -> None:
         if not binding.active or binding is not self._binding:
             return
         channel = args[0] if args else kwargs.get("channel")

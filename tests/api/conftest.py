@@ -55,11 +55,14 @@ def _faucet_handler(state: LoopbackFaucet) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a client that timed out (the /slow/ case) has hung up
 
         def _json(self, status: int, obj: dict[str, Any]) -> None:
             self._send(status, json.dumps(obj).encode())
@@ -81,7 +84,8 @@ def _faucet_handler(state: LoopbackFaucet) -> type[BaseHTTPRequestHandler]:
                 address = data["userAddress"]
             except (ValueError, KeyError, TypeError):
                 return self._json(
-                    400, {"error": "Invalid request format. Expected JSON with 'userAddress' field."}
+                    400,
+                    {"error": "Invalid request format. Expected JSON with 'userAddress' field."},
                 )
             if not isinstance(address, str) or not is_hex_address(address):
                 return self._json(400, {"error": "Invalid address format."})

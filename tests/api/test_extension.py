@@ -57,7 +57,9 @@ async def test_requests_without_a_token_are_refused(
             ("GET", "/proofs/channel"),
             ("GET", "/openapi.json"),
         ]:
-            kwargs: dict[str, Any] = {"json": {"action": "v4:contracts"}} if method == "POST" else {}
+            kwargs: dict[str, Any] = (
+                {"json": {"action": "v4:contracts"}} if method == "POST" else {}
+            )
             refused = await client.request(method, url + path, **kwargs)
             assert refused.status_code == 403, (method, path)
             assert "error" in refused.json()
@@ -198,7 +200,5 @@ async def test_openapi_document_describes_the_routes(jp_fetch: Any, jp_base_url:
     assert {"200", "400", "403", "413", "429"} <= set(post_responses)
     # every $ref resolves
     text = json.dumps(doc)
-    for name in {
-        part.split('"')[0] for part in text.split('"#/components/schemas/')[1:]
-    }:
+    for name in {part.split('"')[0] for part in text.split('"#/components/schemas/')[1:]}:
         assert name in doc["components"]["schemas"], name

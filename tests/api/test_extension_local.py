@@ -139,9 +139,7 @@ async def test_faucet_rate_limit_per_address_is_429_with_retry_after(
     assert body(other)["status"] == "ok"
 
 
-async def test_v4_contracts_on_local_without_rpc_says_so(
-    jp_fetch: Any, write_profile: Any
-) -> None:
+async def test_v4_contracts_on_local_without_rpc_says_so(jp_fetch: Any, write_profile: Any) -> None:
     network = write_profile("http://127.0.0.1:9/faucet/requestTokens")
     response = await jp_fetch(
         "api", "settlement", method="POST", body='{"action":"v4:contracts"}', raise_error=False

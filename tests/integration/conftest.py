@@ -16,7 +16,12 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from settlement_widgets.sandbox import Chain, ChannelDeployment, deploy_channel_contracts, start_chain
+from settlement_widgets.sandbox import (
+    Chain,
+    ChannelDeployment,
+    deploy_channel_contracts,
+    start_chain,
+)
 
 CHAIN_BACKENDS = [
     pytest.param("inprocess", id="inprocess"),

@@ -42,7 +42,13 @@ _nonces = itertools.count(1_700_000_000_000)
 def ref_channel_id(channel: Channel, chain_id: int) -> str:
     preimage = encode(
         ["address[]", "address", "uint64", "uint64", "uint256"],
-        [list(channel.participants), channel.adjudicator, channel.challenge, channel.nonce, chain_id],
+        [
+            list(channel.participants),
+            channel.adjudicator,
+            channel.challenge,
+            channel.nonce,
+            chain_id,
+        ],
     )
     return "0x" + keccak(preimage).hex()
 
@@ -66,7 +72,8 @@ def domain_separator(chain_id: int, custody: str) -> bytes:
             ["bytes32", "bytes32", "bytes32", "uint256", "address"],
             [
                 keccak(
-                    b"EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
+                    b"EIP712Domain(string name,string version,uint256 chainId,"
+                    b"address verifyingContract)"
                 ),
                 keccak(b"Nitrolite:Custody"),
                 keccak(b"0.3.0"),
@@ -77,7 +84,9 @@ def domain_separator(chain_id: int, custody: str) -> bytes:
     )
 
 
-def _typed_data(channel_id: str, state: State, chain_id: int, custody: str, challenge: bool) -> dict[str, Any]:
+def _typed_data(
+    channel_id: str, state: State, chain_id: int, custody: str, challenge: bool
+) -> dict[str, Any]:
     primary = "AllowChallengeStateHash" if challenge else "AllowStateHash"
     return {
         "types": {
@@ -110,12 +119,15 @@ def _typed_data(channel_id: str, state: State, chain_id: int, custody: str, chal
     }
 
 
-def _legacy_712_digest(channel_id: str, state: State, chain_id: int, custody: str, challenge: bool) -> bytes:
+def _legacy_712_digest(
+    channel_id: str, state: State, chain_id: int, custody: str, challenge: bool
+) -> bytes:
     """The deployed custody's EIP-712 digest: allocations hashed as keccak(abi.encode(array))."""
     name = "AllowChallengeStateHash" if challenge else "AllowStateHash"
     typehash = keccak(
         (
-            f"{name}(bytes32 channelId,uint8 intent,uint256 version,bytes data,Allocation[] allocations)"
+            f"{name}(bytes32 channelId,uint8 intent,uint256 version,bytes data,"
+            "Allocation[] allocations)"
             "Allocation(address destination,address token,uint256 amount)"
         ).encode()
     )
@@ -123,7 +135,14 @@ def _legacy_712_digest(channel_id: str, state: State, chain_id: int, custody: st
     struct = keccak(
         encode(
             ["bytes32", "bytes32", "uint8", "uint256", "bytes32", "bytes32"],
-            [typehash, bytes.fromhex(channel_id[2:]), int(state.intent), state.version, keccak(state.data), keccak(allocs)],
+            [
+                typehash,
+                bytes.fromhex(channel_id[2:]),
+                int(state.intent),
+                state.version,
+                keccak(state.data),
+                keccak(allocs),
+            ],
         )
     )
     return keccak(b"\x19\x01" + domain_separator(chain_id, custody) + struct)
@@ -148,7 +167,9 @@ def ref_sign(
         signed = Account.sign_message(encode_defunct(primitive=message), secret)
     elif scheme == "eip712":
         assert chain_id is not None and custody is not None
-        signable = encode_typed_data(full_message=_typed_data(channel_id, state, chain_id, custody, challenge))
+        signable = encode_typed_data(
+            full_message=_typed_data(channel_id, state, chain_id, custody, challenge)
+        )
         signed = Account.sign_message(signable, secret)
     elif scheme == "eip712-legacy":
         assert chain_id is not None and custody is not None
@@ -196,7 +217,9 @@ class Env:
     def channel_id(self, channel: Channel) -> str:
         return ref_channel_id(channel, self.chain_id)
 
-    def allocations(self, user_amount: int, broker_amount: int, *, token: str | None = None) -> tuple[Allocation, ...]:
+    def allocations(
+        self, user_amount: int, broker_amount: int, *, token: str | None = None
+    ) -> tuple[Allocation, ...]:
         t = token or self.token
         return (
             Allocation(self.user_key.address, t, user_amount),
@@ -229,7 +252,9 @@ class Env:
         ]
         return state.with_sigs(sigs)
 
-    def challenge_sig(self, channel: Channel, state: State, key: PrivateKey | None = None, scheme: str = "raw") -> str:
+    def challenge_sig(
+        self, channel: Channel, state: State, key: PrivateKey | None = None, scheme: str = "raw"
+    ) -> str:
         return ref_sign(
             key or self.user_key,
             self.channel_id(channel),
@@ -244,14 +269,20 @@ class Env:
         """Deposit ``amount`` test tokens into ``who``'s custody ledger."""
         await who.deposit(self.token, amount)
 
-    async def open(self, user_amount: int = 0, broker_amount: int = 0, *, scheme: str = "raw") -> tuple[Channel, State]:
+    async def open(
+        self, user_amount: int = 0, broker_amount: int = 0, *, scheme: str = "raw"
+    ) -> tuple[Channel, State]:
         """An ACTIVE channel (create with both signatures), deposits made as needed."""
         if user_amount:
             await self.fund(self.user, user_amount)
         if broker_amount:
             await self.fund(self.broker, broker_amount)
         channel = self.channel()
-        initial = self.sign(channel, self.state(StateIntent.INITIALIZE, 0, user_amount, broker_amount), scheme=scheme)
+        initial = self.sign(
+            channel,
+            self.state(StateIntent.INITIALIZE, 0, user_amount, broker_amount),
+            scheme=scheme,
+        )
         await self.user.create(channel, initial)
         return channel, initial
 

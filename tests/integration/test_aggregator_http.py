@@ -227,7 +227,7 @@ async def test_missing_fields_are_clear_errors(
 async def test_quote_without_estimate_is_a_clear_error(server: LifiTestServer) -> None:
     server.inject("GET", "/quote", Fault.missing("estimate"))
     with pytest.raises(
-        AggregatorResponseError, match="GET /quote .* estimate must be a JSON object"
+        AggregatorResponseError, match=r"GET /quote .* estimate must be a JSON object"
     ):
         await fast(server).quote(*REQUEST)
 
@@ -238,7 +238,7 @@ async def test_quote_without_estimate_is_a_clear_error(server: LifiTestServer) -
 async def test_slow_answers_time_out_and_say_so(server: LifiTestServer) -> None:
     server.inject(*ROUTES, Fault.slow(5.0), Fault.slow(5.0))
     provider = fast(server, timeout=0.2, max_retries=1)
-    with pytest.raises(AggregatorUnavailableError, match="timed out after 0.2 s") as info:
+    with pytest.raises(AggregatorUnavailableError, match=r"timed out after 0\.2 s") as info:
         await provider.routes(*REQUEST)
     assert "No rates are invented" in str(info.value)
     assert server.count(*ROUTES) == 2
@@ -326,7 +326,7 @@ async def test_execute_plan_populates_steps_and_sends_nothing(server: LifiTestSe
     best = await provider.best_route(*REQUEST)
     plan = await provider.execute_plan(best)
     assert server.count("POST", "/advanced/stepTransaction") == 1
-    posted = [r for r in server.requests if r.path.endswith("/stepTransaction")][0].json()
+    posted = next(r for r in server.requests if r.path.endswith("/stepTransaction")).json()
     assert posted["id"] == best.steps[0].id  # the step object goes back as LI.FI sent it
     assert [t.kind for t in plan.transactions] == ["approve", "step"]
     assert not plan.sent and plan.tx_hashes == () and not plan.recorded

@@ -108,7 +108,11 @@ async def test_create_with_both_signatures_is_active_in_one_transaction(env: Env
     assert tx.event_names == ("Created", "Joined", "Opened")
     created = tx.event("Created")
     assert isinstance(created, Created)
-    assert (created.wallet, created.channel, created.initial) == (env.user_key.address, channel, initial)
+    assert (created.wallet, created.channel, created.initial) == (
+        env.user_key.address,
+        channel,
+        initial,
+    )
     joined = tx.event("Joined")
     assert isinstance(joined, Joined) and joined.index == 1
 
@@ -168,7 +172,9 @@ async def test_resize_moves_funds_with_the_implicit_transfer(env: Env) -> None:
     cid = env.channel_id(channel)
     await env.fund(env.user, 5 * M)
 
-    deposit_state = env.sign(channel, env.state(StateIntent.RESIZE, 1, 0, 0, resize_data(5 * M, -5 * M)))
+    deposit_state = env.sign(
+        channel, env.state(StateIntent.RESIZE, 1, 0, 0, resize_data(5 * M, -5 * M))
+    )
     tx = await env.user.resize(cid, deposit_state, [initial])
 
     resized = tx.event("Resized")
@@ -348,7 +354,7 @@ async def test_a_resize_cannot_be_replayed(env: Env) -> None:
 
 async def test_events_from_a_block_range(env: Env) -> None:
     start = await env.chain.block_number()
-    channel, initial = await env.open(1 * M, 0)
+    channel, _ = await env.open(1 * M, 0)
     cid = env.channel_id(channel)
     final = env.sign(channel, env.state(StateIntent.FINALIZE, 1, 1 * M, 0))
     await env.user.close(cid, final)
@@ -378,3 +384,19 @@ async def test_views_constants_and_domain(env: Env) -> None:
         b"Allocation[] allocations)Allocation(address destination,address token,uint256 amount)"
     )
     assert env.chain_id == 31337
+
+
+async def test_a_mined_revert_is_named_too(env: Env) -> None:
+    """With an explicit gas limit nothing is simulated first: the transaction is mined,
+    reverts, and the client replays it to name the error."""
+    call = env.user.contract.functions.withdraw(env.token, 5)
+    receipt_error = None
+    try:
+        await env.user.wallet.transact(call, gas=300_000, abis=env.user.error_abis)
+    except TransactionFailedError as exc:
+        receipt_error = exc
+    assert receipt_error is not None and receipt_error.tx_hash  # mined, status 0
+    explained = await env.user.explain_failure(receipt_error)
+    assert explained.error_name == "InsufficientBalance"
+    assert explained.error_args == (0, 5)
+    assert explained.tx_hash == receipt_error.tx_hash

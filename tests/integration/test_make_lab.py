@@ -60,7 +60,9 @@ def test_make_lab_serves_api_status(tmp_path: Path) -> None:
         )
         assert r.status_code == 200
         names = {item["name"] for item in r.json()["content"]}
-        assert names == {p.name for p in (ROOT / "notebooks").iterdir() if not p.name.startswith(".")}
+        assert names == {
+            p.name for p in (ROOT / "notebooks").iterdir() if not p.name.startswith(".")
+        }
         # unauthenticated requests are refused
         assert httpx.get(f"http://127.0.0.1:{port}/api/contents", timeout=5).status_code == 403
     finally:

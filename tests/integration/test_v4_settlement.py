@@ -303,13 +303,11 @@ async def test_missing_policy(env: Env) -> None:
     intent = await env.intent("no-policy", min_out=9 * 10**17)
     await _expect_policy_rejection(env, intent, 99 * 10**16, "POLICY_MISSING")
     assert "setPolicy" in str(
-
-            await _raises(
-                env.p("solver").settle_intent(
-                    await env.p("user").sign_intent(intent), env.dep.pool_key, 99 * 10**16
-                )
+        await _raises(
+            env.p("solver").settle_intent(
+                await env.p("user").sign_intent(intent), env.dep.pool_key, 99 * 10**16
             )
-
+        )
     )
 
 
@@ -503,10 +501,10 @@ async def test_hook_guards_the_pool_for_any_swapper(env: Env) -> None:
         (False, False),
         hook_data,
     )
-    exc = await _raises(deployer.transact(call, abis=[load_artifact("PoolManager").abi]))
+    exc = await _raises(deployer.transact(call, abis=owner.error_abis))
     assert isinstance(exc, TransactionFailedError)
     # v4-core wraps the hook's revert: WrappedError(hook, beforeSwap selector, reason, details)
-    explained = owner._explain(exc, "router swap")
+    explained = owner.explain_error(exc, "router swap")
     assert isinstance(explained, PolicyRejectedError)
     assert explained.error_name == "PolicyViolation" and explained.reason == "SLIPPAGE_EXCEEDED"
 
@@ -537,7 +535,9 @@ async def test_hook_owned_by_create2_factory_cannot_hold_policies(env: Env) -> N
     )
     assert broken.hook_deployer in str(err)
     assert await provider.check_policy(iid, 10**18) == (False, "POLICY_MISSING")
-    intent = await env.intent("sepolia-like", min_out=1)
+    intent = await env.intent(
+        "sepolia-like", min_out=1, token_in=broken.token0, token_out=broken.token1
+    )
     user = V4Provider(env.wallets["user"], network=network)
     with pytest.raises(PolicyRejectedError) as rejected:
         await provider.settle_intent(await user.sign_intent(intent), broken.pool_key, 10**17)
@@ -557,6 +557,14 @@ async def test_configuration_errors_and_singletons(env: Env) -> None:
         await provider.set_authorized_solver(wallet.address)
     report = await provider.inspect()
     assert "the node is chain" in str(report) and not report.can_settle
+
+    # the Sepolia profile against this chain: nothing of it is here, and inspect() says so
+    sepolia = await V4Provider(wallet, network=networks.SEPOLIA).inspect()
+    assert sepolia.chain_id == 11155111 and sepolia.chain_id_on_chain == env.network.chain_id
+    assert not any(sepolia.code_present.values()) and not sepolia.can_settle
+    assert [n for n, on in sepolia.flags.items() if on] == ["beforeSwap"]  # from the address
+    assert "no contract code at policyHook" in str(sepolia)
+    assert sepolia.can_hold_policies is False
 
     assert V4Provider(wallet, network=env.network).contracts() == env.dep.contracts()
     created = init_v4_provider(wallet, network=env.network)

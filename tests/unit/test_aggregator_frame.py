@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from settlement_widgets.aggregator import ROUTE_COLUMNS, RECORDED_NOTE, routes_frame
+from settlement_widgets.aggregator import RECORDED_NOTE, ROUTE_COLUMNS, routes_frame
 from settlement_widgets.aggregator.models import parse_routes
 
 # The contract, spelled out: a change here is a breaking change for notebooks.

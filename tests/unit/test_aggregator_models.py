@@ -142,7 +142,7 @@ def test_quote_and_step_transaction_requests_are_checked() -> None:
     assert parse_step(no_tx, source="t").transaction_request is None
     bad_to = copy.deepcopy(quote)
     bad_to["transactionRequest"]["to"] = "0x1234"
-    with pytest.raises(AggregatorResponseError, match="transactionRequest.to"):
+    with pytest.raises(AggregatorResponseError, match=r"transactionRequest\.to"):
         parse_quote(bad_to, source="t")
     bad_data = copy.deepcopy(quote)
     bad_data["transactionRequest"]["data"] = "0xabc"

@@ -88,13 +88,25 @@ def test_public_functions_match_the_reference(
     ref_id = eth_hash_keccak(
         eth_abi.encode(
             list(CHANNEL_ID_TYPES),
-            [list(channel.participants), channel.adjudicator, channel.challenge, channel.nonce, chain],
+            [
+                list(channel.participants),
+                channel.adjudicator,
+                channel.challenge,
+                channel.nonce,
+                chain,
+            ],
         )
     )
     assert channel_id(channel, chain) == "0x" + ref_id.hex()
     ref_packed = eth_abi.encode(
         list(PACKED_STATE_TYPES),
-        [cid, int(state.intent), state.version, state.data, [a.to_abi() for a in state.allocations]],
+        [
+            cid,
+            int(state.intent),
+            state.version,
+            state.data,
+            [a.to_abi() for a in state.allocations],
+        ],
     )
     assert packed_state(cid, state) == ref_packed
     assert packed_state("0x" + cid.hex(), state) == ref_packed

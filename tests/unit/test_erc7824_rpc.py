@@ -121,7 +121,7 @@ def test_non_ascii_raw_bytes_and_bytes_input() -> None:
 
 def test_js_compatible_json_text() -> None:
     # compact, non-ASCII as is, control characters as JSON.stringify writes them
-    assert dumps({"a": [1, "é", None, True], "b": "\n\t\x01\"\\"}) == (
+    assert dumps({"a": [1, "é", None, True], "b": '\n\t\x01"\\'}) == (
         '{"a":[1,"é",null,true],"b":"\\n\\t\\u0001\\"\\\\"}'
     )
     # integer-like keys come first, ascending, as in a JS object
@@ -137,7 +137,9 @@ def test_js_compatible_json_text() -> None:
 
 
 def test_response_notification_and_error_frames() -> None:
-    res = make_response(5, "get_config", {"broker_address": BROKER.address}, timestamp=1, key=BROKER)
+    res = make_response(
+        5, "get_config", {"broker_address": BROKER.address}, timestamp=1, key=BROKER
+    )
     parsed = parse_response(res.to_frame())
     assert parsed.verify(BROKER.address) is parsed
     assert not parsed.is_notification and not parsed.is_error
@@ -230,7 +232,7 @@ def test_frame_kind_and_size_checks() -> None:
     # sig may be absent; a missing sig is an empty one
     assert parse_request('{"req":[1,"ping",{},1]}').sigs == ()
     # whitespace-only and escaped keys are JSON too
-    assert parse_request(' {"\\u0072eq" : [1,"ping",{},1] } ').raw == b"[1,\"ping\",{},1]"
+    assert parse_request(' {"\\u0072eq" : [1,"ping",{},1] } ').raw == b'[1,"ping",{},1]'
 
 
 def test_request_signature_errors() -> None:

@@ -93,7 +93,9 @@ def _custody_reference_digest(cid: bytes, state: State, typehash: bytes) -> byte
 
 @settings(max_examples=60, deadline=None)
 @given(secret=secrets, cid=channel_ids, state=states())
-def test_signatures_equal_eth_account_and_round_trip(secret: bytes, cid: bytes, state: State) -> None:
+def test_signatures_equal_eth_account_and_round_trip(
+    secret: bytes, cid: bytes, state: State
+) -> None:
     key = PrivateKey(secret)
     packed = packed_state(cid, state)
     # raw: eth-account unsafe_sign_hash over keccak(packedState)
@@ -117,7 +119,9 @@ def test_signatures_equal_eth_account_and_round_trip(secret: bytes, cid: bytes, 
     for sig in (raw, e191, e712):
         assert verify_state_signature(cid, state, sig, key.address, domain=DOMAIN)
     assert not verify_state_signature(cid, state, e712, key.address)  # no domain: no EIP-712
-    assert not verify_state_signature(cid, state, raw, USER.address if key != USER else BROKER.address)
+    assert not verify_state_signature(
+        cid, state, raw, USER.address if key != USER else BROKER.address
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -222,9 +226,7 @@ def test_wrong_checksum_address_is_refused_everywhere() -> None:
     assert Allocation(USER.address.lower(), TOKEN.lower(), 1).destination == USER.address
 
 
-@pytest.mark.parametrize(
-    "bad_id", ["0x1234", "9ba0" * 16, "0x" + "zz" * 32, b"\x00" * 31, 12345]
-)
+@pytest.mark.parametrize("bad_id", ["0x1234", "9ba0" * 16, "0x" + "zz" * 32, b"\x00" * 31, 12345])
 def test_bad_channel_ids(bad_id: object) -> None:
     with pytest.raises(InvalidStateError, match="channel id"):
         packed_state(bad_id, STATE)  # type: ignore[arg-type]
@@ -249,8 +251,17 @@ def test_domain_validation_and_fields() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(salt=st.binary(min_size=32, max_size=32), name=st.text(max_size=20), version=st.text(max_size=5))
+@given(
+    salt=st.binary(min_size=32, max_size=32), name=st.text(max_size=20), version=st.text(max_size=5)
+)
 def test_domain_separator_equals_eth_account(salt: bytes, name: str, version: str) -> None:
     domain = EIP712Domain(name, version, CHAIN_ID, CUSTODY, salt)
     signable = encode_typed_data(full_message=state_typed_data(CID, STATE, domain))
     assert signable.header == domain.separator
+
+
+@pytest.mark.parametrize("bad", [None, 42, ["0x" + "11" * 20], b"\x11" * 20])
+def test_non_string_addresses_get_clear_errors(bad: object) -> None:
+    sig = sign_state(CID, STATE, USER)
+    with pytest.raises(InvalidAddressError, match="must be a string"):
+        verify_state_signature(CID, STATE, sig, bad)  # type: ignore[arg-type]

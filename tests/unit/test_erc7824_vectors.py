@@ -242,9 +242,10 @@ def test_auth_verify_and_digest() -> None:
         1_900_000_000,
         "console",
     )
-    assert policy.request(request_id=1, timestamp=1_700_000_000_000).to_frame() == V[
-        "rpc_msg_auth_request"
-    ]
+    assert (
+        policy.request(request_id=1, timestamp=1_700_000_000_000).to_frame()
+        == V["rpc_msg_auth_request"]
+    )
     digest = auth_digest(
         CHALLENGE_UUID,
         "console",
@@ -259,7 +260,12 @@ def test_auth_verify_and_digest() -> None:
     frame = policy.verify_request(CHALLENGE_UUID, USER, request_id=2, timestamp=1_700_000_000_100)
     assert frame.to_frame() == V["rpc_msg_auth_verify"]
     sig = sign_auth(
-        USER, CHALLENGE_UUID, "console", SESSION.address, 1_900_000_000, [("ytest.usd", "100")],
+        USER,
+        CHALLENGE_UUID,
+        "console",
+        SESSION.address,
+        1_900_000_000,
+        [("ytest.usd", "100")],
         "Test app",
     )
     assert sig == parse_request(V["rpc_msg_auth_verify"]).sigs[0]
@@ -301,6 +307,7 @@ def test_sdk_parsed_server_frames_parse_here() -> None:
         '1700000000080],"sig":[]}'
     )
     assert isinstance(bu, Response) and bu.is_notification
-    assert bu.result["balance_updates"][0]["amount"] == V["parsed_bu"]["params"][
-        "balanceUpdates"
-    ][0]["amount"]
+    assert (
+        bu.result["balance_updates"][0]["amount"]
+        == V["parsed_bu"]["params"]["balanceUpdates"][0]["amount"]
+    )

@@ -35,7 +35,10 @@ def test_package_raises_only_tree_errors() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         for line, name in _bare_raises(path.read_text()):
             # __reduce__ refusing pickling is the documented TypeError contract of pickle
-            if name == "TypeError" and "cannot be pickled" in path.read_text().splitlines()[line - 1]:
+            if (
+                name == "TypeError"
+                and "cannot be pickled" in path.read_text().splitlines()[line - 1]
+            ):
                 continue
             offenders.append(f"{path.relative_to(PACKAGE)}:{line} raises bare {name}")
     assert offenders == []

@@ -37,7 +37,9 @@ def _local() -> Network:
 def test_sepolia_profile() -> None:
     assert SEPOLIA.chain_id == 11155111
     assert SEPOLIA.explorer.tx_url("0xabc") == "https://sepolia.etherscan.io/tx/0xabc"
-    assert SEPOLIA.explorer.address_url(ADDR[0]) == f"https://sepolia.etherscan.io/address/{ADDR[0]}"
+    assert (
+        SEPOLIA.explorer.address_url(ADDR[0]) == f"https://sepolia.etherscan.io/address/{ADDR[0]}"
+    )
     with pytest.raises(AttributeError):
         SEPOLIA.chain_id = 1  # type: ignore[misc]
 
@@ -46,7 +48,7 @@ def test_get_network_default_is_local_and_reads_the_profile(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("SETTLEMENT_NETWORK", raising=False)
-    with pytest.raises(ConfigurationError, match="python -m settlement_widgets.sandbox"):
+    with pytest.raises(ConfigurationError, match=r"python -m settlement_widgets\.sandbox"):
         get_network()
     profile = tmp_path / "profile.json"
     profile.write_text(json.dumps(_local().to_json()))

@@ -297,14 +297,16 @@ async def test_events_from_the_asyncio_loop_update_the_panel() -> None:
     assert await asyncio.wait_for(changed.get(), 5) == "dispute"
     assert f"color:{RED}" in status_of(panel)[1]
 
-    # from another thread, handed to the loop the way a websocket reader would
+    # emitted on another thread: the panel updates on the loop's thread, not the emitter's
+    threads: list[int] = []
+    panel.observe(lambda _ch: threads.append(threading.get_ident()), names="channel_status")
     thread = threading.Thread(
-        target=loop.call_soon_threadsafe,
-        args=(provider.emit, "channel_closed", Channel(CID, ChannelStatus.FINAL)),
+        target=provider.emit, args=("channel_closed", Channel(CID, ChannelStatus.FINAL))
     )
     thread.start()
     thread.join()
     assert await asyncio.wait_for(changed.get(), 5) == "final"
+    assert threads == [threading.get_ident()]
 
 
 async def test_a_missing_channel_on_bind_is_reported() -> None:
@@ -329,3 +331,20 @@ async def test_an_event_newer_than_the_initial_fetch_wins() -> None:
     assert binding.fetched is not None
     await asyncio.wait_for(binding.fetched, 5)
     assert status_of(panel)[0] == "DISPUTE"
+
+
+def test_a_failing_subscription_leaves_nothing_subscribed() -> None:
+    class Picky(Emitter):
+        def on(self, event: str, callback: Callable[..., Any]) -> Callable[[], None]:
+            if event == "channel_closed":
+                raise ChannelNotFoundError("no such event")
+            return super().on(event, callback)
+
+    provider = Picky()
+    panel = ChannelStatusPanel(network=SEPOLIA)
+    with pytest.raises(ChannelNotFoundError):
+        panel.bind(provider, CID)
+    assert provider.count() == 0 and panel.binding is None
+    # choosing the events it supports works
+    panel.bind(provider, CID, events=("channel_updated",))
+    assert provider.count() == 1

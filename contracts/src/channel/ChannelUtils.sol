@@ -8,6 +8,7 @@ import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/Signa
 import {
     ALLOCATION_TYPEHASH, STATE_TYPEHASH, Allocation, Channel, State, StateIntent
 } from "./ChannelTypes.sol";
+import {ERC6492Deployer} from "./ERC6492Deployer.sol";
 
 /// @title ChannelUtils
 /// @notice Channel ids, packed states and the state-signature rules of the Nitrolite custody
@@ -116,18 +117,21 @@ library ChannelUtils {
     }
 
     /// @notice Verify one participant's signature of `state` (6492 -> 1271 -> EOA).
+    /// @param deployer the ERC6492Deployer that makes ERC-6492 factory calls for a contract that
+    /// holds funds; address(0) makes them directly (only for contracts holding nothing).
     function verifyStateSignature(
         State memory state,
         bytes32 channelId,
         bytes32 domainSeparator,
         bytes memory sig,
-        address signer
+        address signer,
+        address deployer
     ) internal returns (bool) {
         bytes memory packed = getPackedState(channelId, state);
         bytes32 stateHash = keccak256(packed);
 
         if (trailingBytes32(sig) == ERC6492_DETECTION_SUFFIX) {
-            return isValidERC6492Signature(stateHash, sig, signer);
+            return isValidERC6492Signature(stateHash, sig, signer, deployer);
         }
         if (signer.code.length != 0) {
             return SignatureChecker.isValidERC1271SignatureNow(signer, stateHash, sig);
@@ -136,23 +140,38 @@ library ChannelUtils {
     }
 
     /// @notice Both participants signed `state`, each at their own index.
-    function verifyUnanimous(State memory state, Channel memory chan, bytes32 domainSeparator)
+    function verifyUnanimous(State memory state, Channel memory chan, bytes32 domainSeparator, address deployer)
         internal
         returns (bool)
     {
         if (state.sigs.length != 2 || chan.participants.length != 2) return false;
         bytes32 channelId = getChannelId(chan);
-        return verifyStateSignature(state, channelId, domainSeparator, state.sigs[CLIENT], chan.participants[CLIENT])
-            && verifyStateSignature(state, channelId, domainSeparator, state.sigs[SERVER], chan.participants[SERVER]);
+        return verifyStateSignature(
+            state, channelId, domainSeparator, state.sigs[CLIENT], chan.participants[CLIENT], deployer
+        ) && verifyStateSignature(state, channelId, domainSeparator, state.sigs[SERVER], chan.participants[SERVER], deployer);
     }
 
     /// @notice ERC-6492: `sig` is `abi.encode(factory, factoryCalldata, innerSig) ++ suffix`. If the
     /// signer is not deployed yet, deploy it through the factory, then check ERC-1271.
-    function isValidERC6492Signature(bytes32 digest, bytes memory sig, address signer) internal returns (bool) {
+    /// @dev FIX: the deployed custody makes the factory call itself, so the signature chooses an
+    /// arbitrary call made *by the custody*, which holds every deposit: with a token that calls
+    /// back on transfer (ERC-1363, ERC-777) "factory = token, calldata = transferAndCall(thief,
+    /// ...)" pays out the custody's tokens and the callback deploys the signer in time for the
+    /// check. Here a contract that holds funds passes a fund-less ERC6492Deployer that makes the
+    /// call instead.
+    function isValidERC6492Signature(bytes32 digest, bytes memory sig, address signer, address deployer)
+        internal
+        returns (bool)
+    {
         (address factory, bytes memory factoryCalldata, bytes memory innerSig) =
             abi.decode(sig, (address, bytes, bytes));
         if (signer.code.length == 0) {
-            (bool ok,) = factory.call(factoryCalldata);
+            bool ok;
+            if (deployer == address(0)) {
+                (ok,) = factory.call(factoryCalldata);
+            } else {
+                ok = ERC6492Deployer(deployer).deploy(factory, factoryCalldata);
+            }
             if (!ok) revert ERC6492DeploymentFailed(factory, factoryCalldata);
             if (signer.code.length == 0) revert ERC6492NoCode(signer);
         }
@@ -168,11 +187,11 @@ library ChannelUtils {
     }
 
     /// @notice A fully signed, well-formed initial state (version 0, INITIALIZE).
-    function isValidInitialState(State memory state, Channel memory chan, bytes32 domainSeparator)
+    function isValidInitialState(State memory state, Channel memory chan, bytes32 domainSeparator, address deployer)
         internal
         returns (bool)
     {
         return state.version == 0 && state.intent == StateIntent.INITIALIZE
-            && verifyUnanimous(state, chan, domainSeparator);
+            && verifyUnanimous(state, chan, domainSeparator, deployer);
     }
 }

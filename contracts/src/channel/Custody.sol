@@ -11,6 +11,7 @@ import {
     CHALLENGE_TYPEHASH, Allocation, Amount, Channel, ChannelStatus, State, StateIntent
 } from "./ChannelTypes.sol";
 import {ChannelUtils} from "./ChannelUtils.sol";
+import {ERC6492Deployer} from "./ERC6492Deployer.sol";
 import {IAdjudicator} from "./interfaces/IAdjudicator.sol";
 import {IChannel} from "./interfaces/IChannel.sol";
 import {IChannelReader} from "./interfaces/IChannelReader.sol";
@@ -25,8 +26,9 @@ import {IDeposit} from "./interfaces/IDeposit.sol";
 /// custody-abi-selectors.txt), the same EIP-712 domain (`Nitrolite:Custody`, `0.3.0`, via
 /// ERC-5267) and the same signature schemes, so one client serves both. Deliberate differences,
 /// all marked `FIX` below: recency is enforced by `checkpoint` in every dispute (issue #455) and by
-/// `resize` (a RESIZE can no longer be replayed); EIP-712 signatures are also accepted in the
-/// standard array encoding (see ChannelUtils.isSignedByEOA).
+/// `resize` (a RESIZE can no longer be replayed); ERC-6492 factory calls are made by a fund-less
+/// helper, never by the custody (ChannelUtils.isValidERC6492Signature); EIP-712 signatures are
+/// also accepted in the standard array encoding (ChannelUtils.isSignedByEOA).
 contract Custody is IChannel, IDeposit, IChannelReader, EIP712 {
     using EnumerableSet for EnumerableSet.Bytes32Set;
     using SafeERC20 for IERC20;
@@ -75,7 +77,12 @@ contract Custody is IChannel, IDeposit, IChannelReader, EIP712 {
     mapping(bytes32 channelId => Metadata meta) internal _channels;
     mapping(address account => Ledger ledger) internal _ledgers;
 
-    constructor() EIP712("Nitrolite:Custody", "0.3.0") {}
+    /// @dev Makes ERC-6492 factory calls, so they never run as this contract (see ChannelUtils).
+    address private immutable _erc6492Deployer;
+
+    constructor() EIP712("Nitrolite:Custody", "0.3.0") {
+        _erc6492Deployer = address(new ERC6492Deployer());
+    }
 
     // ---------------------------------------------------------------- views
 
@@ -413,11 +420,11 @@ contract Custody is IChannel, IDeposit, IChannelReader, EIP712 {
         private
         returns (bool)
     {
-        return ChannelUtils.verifyStateSignature(state, channelId, _domain(), sig, signer);
+        return ChannelUtils.verifyStateSignature(state, channelId, _domain(), sig, signer, _erc6492Deployer);
     }
 
     function _verifyAll(Channel memory chan, State memory state) private returns (bool) {
-        return ChannelUtils.verifyUnanimous(state, chan, _domain());
+        return ChannelUtils.verifyUnanimous(state, chan, _domain(), _erc6492Deployer);
     }
 
     /// @dev Strictly newer than the stored state, and valid for the adjudicator.

@@ -17,6 +17,7 @@ import {IComparable} from "./interfaces/IComparable.sol";
 /// `getChannelImplDomainSeparator`, `channelImpl`, `setChannelImpl`, `owner` (Ownable2Step).
 /// Signatures are checked under the channel implementation's (the custody's) EIP-712 domain,
 /// read through ERC-5267 so the adjudicator follows whatever custody it is pointed at.
+/// It holds no funds, so it makes ERC-6492 factory calls itself (deployer address(0)).
 /// It also implements the optional IComparable (`compare`) by version, which gives the custody
 /// exactly the ordering it falls back to without it.
 contract SimpleConsensus is IAdjudicator, IComparable, Ownable2Step {
@@ -39,10 +40,10 @@ contract SimpleConsensus is IAdjudicator, IComparable, Ownable2Step {
         if (proofs.length != 0) return false;
         bytes32 domainSeparator = getChannelImplDomainSeparator();
         if (candidate.version == 0) {
-            return ChannelUtils.isValidInitialState(candidate, chan, domainSeparator);
+            return ChannelUtils.isValidInitialState(candidate, chan, domainSeparator, address(0));
         }
         return candidate.intent != StateIntent.INITIALIZE
-            && ChannelUtils.verifyUnanimous(candidate, chan, domainSeparator);
+            && ChannelUtils.verifyUnanimous(candidate, chan, domainSeparator, address(0));
     }
 
     /// @inheritdoc IComparable

@@ -1,0 +1,383 @@
+"""``LocalSandbox``: the whole local network in one ``async with``.
+
+It starts a chain (in-process py-evm by default, a fresh anvil, or any JSON-RPC URL), deploys
+the ``channel`` contracts (Custody, SimpleConsensus, the 6-decimal ``ytest.usd`` test token)
+and the ``v4`` method (the real PoolManager, our hook and adapter), funds the dev wallets with
+gas and test tokens, gives the broker custody liquidity (so users can withdraw), then starts
+the relay node and the HTTP server (faucet, chain JSON-RPC, explorer), all on loopback. The
+result is a :class:`~settlement_widgets.networks.Network` whose only difference from Sepolia
+is its addresses and URLs.
+
+``deterministic=True`` fixes every key (the dev mnemonic's accounts, a broker and a faucet key
+derived from fixed seeds) and takes channel nonces and auth challenges from counters, so a
+notebook shows the same values on every run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..addresses import ZERO_ADDRESS
+from ..erc7824.keccak import keccak256
+from ..errors import SettlementValueError, UnknownOptionError
+from ..keys import PrivateKey
+from ..networks import Network, local, settlement_home
+
+if TYPE_CHECKING:
+    from ..channel.custody import CustodyClient
+    from ..v4.deploy import V4Deployment
+    from ..wallet import WalletClient
+    from .chain import Chain
+    from .deploy import ChannelDeployment
+    from .faucet import Faucet
+    from .http import SandboxHttpServer
+    from .relay.server import RelayNode
+
+__all__ = ["LocalSandbox", "sandbox_key"]
+
+_MAX_WALLETS = 8  # dev accounts 1..8 (0 deploys, 9 is spare)
+_OPTIONS = frozenset(
+    {
+        "chain",
+        "deterministic",
+        "wallets",
+        "v4",
+        "faucet_cooldown",
+        "data_dir",
+        "relay_port",
+        "http_port",
+        "durability",
+        "write_profile",
+        "token_funding",
+        "broker_liquidity",
+    }
+)
+
+
+def sandbox_key(role: str) -> PrivateKey:
+    """The fixed key of a sandbox role (``"broker"``, ``"faucet"``): public, test use only."""
+    return PrivateKey(keccak256(f"settlement_widgets sandbox {role} key".encode()))
+
+
+class LocalSandbox:
+    """A running local network. Use ``async with LocalSandbox() as sb`` (or ``await
+    sb.start()`` / ``await sb.aclose()``).
+
+    Parameters: ``chain`` (``"inprocess"``, ``"anvil"`` or a JSON-RPC URL), ``deterministic``,
+    ``wallets`` (how many funded dev wallets, 1-8), ``v4`` (deploy the v4 method),
+    ``faucet_cooldown`` (seconds between two payouts to one address; 0 = none, like the v0
+    faucet), ``data_dir`` (where the relay's SQLite ledger lives; default a temporary
+    directory removed on close), ``durability`` (``"normal"``: survives a killed process;
+    ``"full"``: also a power cut, with an fsync per commit), ``write_profile`` (also write
+    ``$SETTLEMENT_HOME/sandbox/profile.json``), ``token_funding`` (test-token units minted
+    to each wallet), ``broker_liquidity`` (units the broker deposits into the custody).
+    """
+
+    def __init__(self, **options: Any) -> None:
+        unknown = sorted(set(options) - _OPTIONS)
+        if unknown:
+            import difflib
+
+            hints = [
+                f"{name!r}"
+                + (
+                    f" (did you mean {close[0]!r}?)"
+                    if (close := difflib.get_close_matches(name, _OPTIONS, 1))
+                    else ""
+                )
+                for name in unknown
+            ]
+            raise UnknownOptionError(
+                f"LocalSandbox got unknown option(s) {', '.join(hints)}; "
+                f"valid options: {', '.join(sorted(_OPTIONS))}"
+            )
+        self.chain_backend: str = options.get("chain", "inprocess")
+        self.deterministic: bool = bool(options.get("deterministic", True))
+        self.wallet_count: int = options.get("wallets", 4)
+        if not isinstance(self.wallet_count, int) or not 1 <= self.wallet_count <= _MAX_WALLETS:
+            raise SettlementValueError(
+                f"wallets must be 1..{_MAX_WALLETS}, got {self.wallet_count!r}"
+            )
+        self.with_v4: bool = bool(options.get("v4", True))
+        self.faucet_cooldown: float = float(options.get("faucet_cooldown", 0.0))
+        data_dir = options.get("data_dir")
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.relay_port: int = options.get("relay_port", 0)
+        self.http_port: int = options.get("http_port", 0)
+        self.durability: str = options.get("durability", "normal")
+        self.write_profile: bool = bool(options.get("write_profile", False))
+        self.token_funding: int = options.get("token_funding", 1_000_000 * 10**6)
+        self.broker_liquidity: int = options.get("broker_liquidity", 10_000_000 * 10**6)
+        self.chain: Chain | None = None
+        self.deployment: ChannelDeployment | None = None
+        self.v4: V4Deployment | None = None
+        self.relay: RelayNode | None = None
+        self.http: SandboxHttpServer | None = None
+        self.faucet: Faucet | None = None
+        self._network: Network | None = None
+        self._wallets: tuple[WalletClient, ...] = ()
+        self._broker_key = sandbox_key("broker") if self.deterministic else PrivateKey.generate()
+        self._faucet_key = sandbox_key("faucet") if self.deterministic else PrivateKey.generate()
+        self._profile_path: Path | None = None
+
+    # --- what tests and notebooks use ---------------------------------------------------------
+
+    @property
+    def network(self) -> Network:
+        if self._network is None:
+            raise SettlementValueError(
+                "the sandbox is not started: use `async with LocalSandbox()`"
+            )
+        return self._network
+
+    @property
+    def wallets(self) -> tuple[WalletClient, ...]:
+        """Funded dev wallets (gas and test tokens), deterministic keys."""
+        return self._wallets
+
+    @property
+    def broker_address(self) -> str:
+        return self._broker_key.address
+
+    @property
+    def faucet_account(self) -> str:
+        return self._faucet_key.address
+
+    @property
+    def token(self) -> str:
+        assert self.deployment is not None, "start the sandbox first"
+        return self.deployment.token
+
+    @property
+    def relay_url(self) -> str:
+        return self.network.node_url
+
+    @property
+    def faucet_url(self) -> str:
+        return self.network.faucet_url
+
+    @property
+    def rpc_url(self) -> str | None:
+        return self.network.rpc_url
+
+    @property
+    def http_url(self) -> str:
+        assert self.http is not None, "start the sandbox first"
+        return self.http.url
+
+    def custody(self, wallet: WalletClient) -> CustodyClient:
+        """A custody client of this sandbox's custody contract for ``wallet``."""
+        from ..channel.custody import CustodyClient
+
+        return CustodyClient(wallet, self.network.contracts.custody)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def __aenter__(self) -> LocalSandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def start(self) -> LocalSandbox:
+        try:
+            await self._start()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def _start(self) -> None:
+        from ..channel.custody import CustodyClient
+        from .chain import InProcessChain, start_chain
+        from .deploy import deploy_channel_contracts
+        from .explorer import Explorer
+        from .faucet import Faucet, FaucetConfig
+        from .http import SandboxHttpServer
+        from .jsonrpc import InProcessJsonRpc
+        from .relay import AssetConfig, NetworkConfig, RelayConfig, RelayNode
+
+        if self.data_dir is None:
+            self.data_dir = Path(tempfile.mkdtemp(prefix="settlement-sandbox-"))
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        chain = await start_chain(self.chain_backend)
+        self.chain = chain
+        deployer = chain.wallet(0)
+        self._wallets = tuple(chain.wallet(i) for i in range(1, self.wallet_count + 1))
+        broker = chain.wallet_for(self._broker_key)
+        deployment = await deploy_channel_contracts(
+            chain,
+            deployer,
+            fund=[*(w.address for w in self._wallets), broker.address],
+            fund_amount=self.token_funding,
+        )
+        self.deployment = deployment
+        await deployer.transact(to=broker.address, value=100 * 10**18)
+        if self.broker_liquidity:
+            minted = self.token_funding
+            if self.broker_liquidity > minted:
+                await _mint(
+                    deployer, deployment.token, broker.address, self.broker_liquidity - minted
+                )
+            broker_custody = CustodyClient(broker, deployment.custody)
+            await broker_custody.approve(deployment.token, self.broker_liquidity)
+            await broker_custody.deposit(deployment.token, self.broker_liquidity)
+        if self.with_v4:
+            from ..v4.deploy import deploy_v4
+
+            self.v4 = await deploy_v4(chain.w3, deployer, owner=deployer.address)
+
+        relay_config = RelayConfig(
+            db_path=self.data_dir / "relay.sqlite",
+            networks=(
+                NetworkConfig(chain.chain_id, "local", deployment.custody, deployment.adjudicator),
+            ),
+            assets=(
+                AssetConfig(
+                    deployment.token_symbol,
+                    deployment.token,
+                    chain.chain_id,
+                    deployment.token_decimals,
+                ),
+            ),
+            broker_key=self._broker_key,
+            port=self.relay_port,
+            durability=self.durability,  # type: ignore[arg-type]
+            deterministic=self.deterministic,
+            faucet_account=self._faucet_key.address,
+            poll_interval=0.1,
+        )
+        relay = RelayNode(
+            relay_config,
+            custody=CustodyClient(broker, deployment.custody),
+            chain_id=chain.chain_id,
+        )
+        self.relay = relay
+        await relay.start()
+        self.faucet = Faucet(
+            relay,
+            self._faucet_key.address,
+            FaucetConfig(
+                asset=deployment.token_symbol,
+                decimals=deployment.token_decimals,
+                cooldown_seconds=self.faucet_cooldown,
+            ),
+        )
+        labels = {
+            deployment.custody: "Custody",
+            deployment.adjudicator: "SimpleConsensus adjudicator",
+            deployment.token: f"{deployment.token_symbol} test token",
+            deployer.address: "deployer",
+            broker.address: "broker",
+        }
+        if self.v4 is not None:
+            labels.update(
+                {
+                    self.v4.pool_manager: "PoolManager",
+                    self.v4.hook: "PolicyHook",
+                    self.v4.adapter: "SettlementAdapter",
+                }
+            )
+        for i, wallet in enumerate(self._wallets, start=1):
+            labels.setdefault(wallet.address, f"dev wallet {i}")
+        explorer = Explorer(
+            chain.w3,
+            labels=labels,
+            custody=deployment.custody,
+            token=(deployment.token, deployment.token_symbol, deployment.token_decimals),
+        )
+        rpc = InProcessJsonRpc(chain) if isinstance(chain, InProcessChain) else None
+        http = SandboxHttpServer(faucet=self.faucet, rpc=rpc, explorer=explorer)
+        self.http = http
+        base = http.start(self.http_port)
+        network = local(
+            chain_id=chain.chain_id,
+            custody=deployment.custody,
+            adjudicator=deployment.adjudicator,
+            policy_hook=ZERO_ADDRESS,
+            settlement_adapter=ZERO_ADDRESS,
+            pool_manager=ZERO_ADDRESS,
+            node_url=relay.url,
+            faucet_url=f"{base}/faucet/requestTokens",
+            explorer_base=f"{base}/explorer",
+            rpc_url=chain.rpc_url or f"{base}/rpc",
+            deployer=deployer.address,
+            token=deployment.token,
+            extra={
+                "brokerAddress": broker.address,
+                "faucetAccount": self._faucet_key.address,
+                "wallets": [w.address for w in self._wallets],
+                "deterministic": self.deterministic,
+            },
+        )
+        if self.v4 is not None:
+            network = self.v4.apply_to(network)
+        self._network = network
+        http.set_profile(network.to_json())
+        if self.write_profile:
+            self._profile_path = write_profile(network)
+
+    async def aclose(self) -> None:
+        """Stop everything that was started (safe to call twice or after a failed start)."""
+        if self._profile_path is not None:
+            remove_profile(self._profile_path, self._network)
+            self._profile_path = None
+        if self.http is not None:
+            with contextlib.suppress(Exception):
+                await self.http.aclose()
+            self.http = None
+        if self.relay is not None:
+            with contextlib.suppress(Exception):
+                await self.relay.aclose()
+            self.relay = None
+        if self.chain is not None:
+            with contextlib.suppress(Exception):
+                await self.chain.aclose()
+            self.chain = None
+        if self._own_dir and self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+
+    def __repr__(self) -> str:
+        state = "running" if self._network is not None and self.relay is not None else "stopped"
+        return f"LocalSandbox(chain={self.chain_backend!r}, {state})"
+
+
+async def _mint(deployer: WalletClient, token: str, to: str, amount: int) -> None:
+    from ..contracts import load_artifact
+
+    abi = load_artifact("TestToken").abi
+    contract = deployer.w3.eth.contract(address=token, abi=abi)  # type: ignore[call-overload]
+    await deployer.transact(contract.functions.mint(to, amount), abis=[abi])
+
+
+def default_profile_path() -> Path:
+    return settlement_home() / "sandbox" / "profile.json"
+
+
+def write_profile(network: Network, path: Path | None = None) -> Path:
+    """Write ``network``'s profile where ``networks.get_network("local")`` reads it."""
+    target = path or default_profile_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(json.dumps(network.to_json(), indent=2) + "\n")
+    tmp.replace(target)
+    return target
+
+
+def remove_profile(path: Path, network: Network | None) -> None:
+    """Remove a profile we wrote, unless another sandbox has replaced it since."""
+    try:
+        current = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    if network is not None and current == network.to_json():
+        with contextlib.suppress(OSError):
+            path.unlink()

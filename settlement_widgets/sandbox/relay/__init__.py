@@ -1,0 +1,29 @@
+"""Our ClearNode v0.5 wire-compatible relay node (the local sandbox's ``node_url``).
+
+``RelayNode(RelayConfig(...))`` serves the WebSocket RPC of erc7824-nitrolite.md §3 on
+loopback over a SQLite (WAL) ledger with group commit; with a custody client it also follows
+the chain. ``python -m settlement_widgets.sandbox.relay`` runs one on its own.
+
+Modules: ``config`` (what it serves), ``ledger`` (state + SQLite), ``committer`` (group
+commit), ``wire`` (frames), ``jwt``, ``service`` (the protocol rules), ``server`` (the
+WebSocket node), ``watcher`` (custody events).
+"""
+
+from __future__ import annotations
+
+from .config import AssetConfig, NetworkConfig, RelayConfig
+from .ledger import ChannelRecord, Ledger, SessionKeyRecord, TxRecord
+from .server import RelayNode
+from .service import RelayService
+
+__all__ = [
+    "AssetConfig",
+    "ChannelRecord",
+    "Ledger",
+    "NetworkConfig",
+    "RelayConfig",
+    "RelayNode",
+    "RelayService",
+    "SessionKeyRecord",
+    "TxRecord",
+]

@@ -1,0 +1,39 @@
+"""A Jupyter Authorizer (as JupyterHub uses for read-only sharing) governs the endpoint:
+resource "settlement", GET = read, POST = write."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from jupyter_server.auth import Authorizer
+
+from settlement_widgets.methods import settlement_config
+
+
+class ReadOnlySettlement(Authorizer):
+    """Allows everything except writing to the settlement resource."""
+
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return not (resource == "settlement" and action == "write")
+
+
+@pytest.fixture
+def jp_server_config() -> dict[str, Any]:
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"settlement_widgets": True, "jupyter_server_terminals": False},
+            "authorizer_class": ReadOnlySettlement,
+        }
+    }
+
+
+async def test_read_allowed_write_refused(jp_fetch: Any) -> None:
+    got = await jp_fetch("api", "settlement")
+    assert json.loads(got.body) == settlement_config("sepolia")
+    refused = await jp_fetch(
+        "api", "settlement", method="POST", body='{"action":"v4:contracts"}', raise_error=False
+    )
+    assert refused.code == 403
+    assert "error" in json.loads(refused.body)

@@ -1,0 +1,237 @@
+"""Both widgets in a real JupyterLab, driven by Debian's Chromium through Playwright.
+
+A throwaway JupyterLab on 127.0.0.1 opens a notebook this test writes (outputs cleared, so
+nothing is shown until the kernel runs it), runs all cells, clicks the ``channel`` card and
+checks that the custody and adjudicator addresses appeared: a round trip through the kernel.
+Screenshots of both widgets go to ``test-artifacts/`` (gitignored). Every request that is
+not to loopback is aborted. Lab runs with ``SETTLEMENT_NETWORK=sepolia`` so no sandbox is
+needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import nbformat
+import pytest
+from playwright.sync_api import Page, Route, expect, sync_playwright
+
+from settlement_widgets.networks import SEPOLIA
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+CID = "0x" + "ab" * 32
+TX = "0x" + "cd" * 32
+C = SEPOLIA.contracts
+NOTEBOOK = "widgets_demo.ipynb"
+#: generous: two CPU cores shared with other test runs
+T = 90_000
+
+CELLS = [
+    "from settlement_widgets.widgets import ChannelStatusPanel, SettlementSelector\n"
+    "selector = SettlementSelector()\n"
+    "selector",
+    "panel = ChannelStatusPanel.from_props({\n"
+    f"    'channelId': '{CID}', 'channelStatus': 'dispute', 'stateIntent': 'OPERATE',\n"
+    f"    'stateVersion': 3, 'stateHash': '0x' + '12' * 32, 'adjudicator': '{C.adjudicator}',\n"
+    f"    'challengePeriod': 3600, 'settlementTx': '{TX}', 'provider': 'channel',\n"
+    "    'providerMetadata': {'erc7824': {'proofsCount': 2, 'nonce': 7}},\n"
+    "})\n"
+    "panel",
+]
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+
+
+def _write_notebook(root: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]  # no outputs, no widget state
+    nbformat.write(nb, root / NOTEBOOK)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "root"
+    root.mkdir()
+    _write_notebook(root)
+    settings = tmp / "user-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    # no "get notified about Jupyter news?" toast over the page
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    token = secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "SETTLEMENT_NETWORK": "sepolia",
+        "SETTLEMENT_HOME": str(tmp / "home"),
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+    }
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("jupyter")),
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.port=0",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+            f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+        text=True,
+    )
+    log: list[str] = []
+    ready = threading.Event()
+    found: dict[str, str] = {}
+
+    def read_log() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            log.append(line)
+            m = re.search(r"(http://127\.0\.0\.1:\d+)/lab\?token=", line)
+            if m and not ready.is_set():
+                found["url"] = m.group(1)
+                ready.set()
+        ready.set()  # the process ended: stop waiting
+
+    threading.Thread(target=read_log, daemon=True).start()
+    try:
+        assert ready.wait(90) and "url" in found, "JupyterLab did not start:\n" + "".join(log)
+        r = httpx.get(f"{found['url']}/api/status", params={"token": token}, timeout=10)
+        assert r.status_code == 200
+        yield Lab(found["url"], token)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+@pytest.fixture
+def lab_page(lab: Lab) -> Iterator[Page]:
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+    blocked: list[str] = []
+
+    def only_loopback(route: Route) -> None:
+        host = urlsplit(route.request.url).hostname
+        if host in ("127.0.0.1", "localhost") or route.request.url.startswith("data:"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 1000})
+        pg = context.new_page()
+        pg.route("**/*", only_loopback)
+        try:
+            yield pg
+        finally:
+            context.close()
+            browser.close()
+
+
+def test_widgets_render_and_react_in_jupyterlab(lab: Lab, lab_page: Page) -> None:
+    page = lab_page
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_default_timeout(T)
+    page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}?token={lab.token}")
+    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=T)
+    # the execution indicator can say idle before the session is connected; the status bar
+    # text only appears once the kernel is really there
+    expect(page.locator("#jp-main-statusbar")).to_contain_text(
+        "Python 3 (ipykernel) | Idle", timeout=T
+    )
+    # a cleared notebook: nothing rendered before the kernel runs it
+    assert page.locator(".sw-selector").count() == 0
+
+    page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
+    page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
+
+    selector = page.locator(".jp-OutputArea-output .sw-selector")
+    panel = page.locator(".jp-OutputArea-output .sw-status-panel")
+    expect(selector).to_be_visible(timeout=T)
+    expect(panel).to_be_visible(timeout=T)
+    expect(selector.locator(".sw-card-body")).to_have_count(3, timeout=T)
+    expect(selector.locator(".sw-card-body[data-selected='true']")).to_have_attribute(
+        "data-method", "aggregator", timeout=T
+    )
+    expect(selector.locator(".sw-address")).to_have_count(0, timeout=T)  # aggregator: no addresses
+    selector.screenshot(path=str(ARTIFACTS / "selector-aggregator.png"))
+
+    # the click goes to the kernel, which re-renders the cards and the address box
+    selector.locator("button.sw-card-channel").click()
+    box = selector.locator(".sw-address-box[data-method='channel']")
+    expect(box).to_be_visible(timeout=T)
+    expect(box.locator(".sw-address[data-label='Custody']")).to_contain_text(C.custody, timeout=T)
+    expect(box.locator(".sw-address[data-label='Adjudicator']")).to_contain_text(
+        C.adjudicator, timeout=T
+    )
+    expect(box.locator(".sw-address")).to_have_count(2, timeout=T)
+    expect(box.get_by_text(C.custody, exact=True)).to_be_visible(timeout=T)
+    expect(box.get_by_text(C.adjudicator, exact=True)).to_be_visible(timeout=T)
+    expect(box.locator("a").first).to_have_attribute(
+        "href", f"https://sepolia.etherscan.io/address/{C.custody}", timeout=T
+    )
+    expect(selector.locator(".sw-card-body[data-selected='true']")).to_have_attribute(
+        "data-method", "channel", timeout=T
+    )
+    selector.screenshot(path=str(ARTIFACTS / "selector-channel.png"))
+
+    # the panel: DISPUTE in red, truncated id, explorer links
+    status = panel.locator(".sw-row[data-label='Status'] .sw-value")
+    expect(status).to_have_text("DISPUTE", timeout=T)
+    expect(status).to_have_css("color", "rgb(239, 68, 68)", timeout=T)
+    expect(panel.locator(".sw-row[data-label='Channel ID'] .sw-value")).to_have_text(
+        CID[:10] + "..." + CID[-8:], timeout=T
+    )
+    expect(panel.locator(".sw-tx a")).to_have_attribute(
+        "href", f"https://sepolia.etherscan.io/tx/{TX}", timeout=T
+    )
+    expect(panel.locator(".sw-erc7824")).to_contain_text("Nonce: 7", timeout=T)
+    panel.locator(".sw-status").screenshot(path=str(ARTIFACTS / "status-panel.png"))
+    page.screenshot(path=str(ARTIFACTS / "jupyterlab-widgets.png"), full_page=True)
+
+    for name in ("selector-aggregator", "selector-channel", "status-panel"):
+        assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000
