@@ -7,8 +7,9 @@ fast and pulls in web3, pandas or ipywidgets only when a name that needs them is
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -104,17 +105,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'settlement_widgets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs

@@ -14,8 +14,8 @@ import os
 from typing import Any, Final
 
 import coincurve
-from eth_hash.auto import keccak
 
+from ._keccak import keccak256 as keccak
 from .errors import InvalidSignatureError, SettlementValueError
 
 __all__ = [

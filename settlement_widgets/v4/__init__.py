@@ -8,8 +8,9 @@ the effectful edges. Submodules load lazily, so ``import settlement_widgets.v4``
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     # flags
@@ -93,17 +94,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
 
 
 if TYPE_CHECKING:  # pragma: no cover

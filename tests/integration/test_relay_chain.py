@@ -270,3 +270,24 @@ async def test_a_restarted_relay_resumes_from_its_database_and_the_chain(
         await user.open()
         assert (await user.status())["status"] == "open"
     assert len(fresh.ledger.channels) == len(channels) + 1
+
+
+async def test_a_ledger_refuses_to_follow_another_chain(
+    sandbox: LocalSandbox, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from dataclasses import replace
+
+    from settlement_widgets.errors import ConfigurationError
+    from settlement_widgets.sandbox import InProcessChain
+
+    relay = sandbox.relay
+    assert relay is not None and sandbox.chain is not None
+    config = replace(relay.config, db_path=tmp_path_factory.mktemp("other") / "relay.sqlite")
+    custody = config.networks[0].custody
+    broker = sandbox.chain.wallet_for(sandbox_key("broker"))
+    async with RelayNode(config, custody=CustodyClient(broker, custody)):
+        pass  # the ledger now follows the sandbox chain
+    other = InProcessChain.create()
+    stranger = CustodyClient(other.wallet_for(sandbox_key("broker")), custody)
+    with pytest.raises(ConfigurationError, match="follows another chain"):
+        await RelayNode(config, custody=stranger).start()

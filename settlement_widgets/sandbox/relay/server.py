@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -192,19 +191,33 @@ class RelayNode:
         if self._custody is not None:
             from .watcher import ChainWatcher
 
+            await self._check_chain(ledger, self._custody)
             chain_id = self._chain_id or (config.networks[0].chain_id if config.networks else 0)
             self.watcher = ChainWatcher(self, self._custody, chain_id)
             await self.watcher.poll()
             self.watcher.start()
         return self
 
+    @staticmethod
+    async def _check_chain(ledger: Ledger, custody: CustodyClient) -> None:
+        """A ledger follows one chain: refuse a database written against another one (an
+        in-process chain is new on every start, so its ledger cannot be reused)."""
+        genesis = await custody.wallet.w3.eth.get_block(0)
+        digest = genesis["hash"]
+        text = digest if isinstance(digest, str) else "0x" + bytes(digest).hex()
+        stored = ledger.meta.get("chain_genesis")
+        if stored is not None and stored != text:
+            raise ConfigurationError(
+                f"the relay database {ledger.path} follows another chain (genesis {stored}, "
+                f"this chain's is {text}): start with a new database"
+            )
+        ledger.set_meta("chain_genesis", text)
+
     def _broker_key(self, ledger: Ledger) -> PrivateKey:
         stored_address = ledger.meta.get("broker_address")
         key = self.config.broker_key
         if key is None:
             secret = ledger.meta.get("broker_key")
-            if secret is None and os.environ.get("SETTLEMENT_RELAY_BROKER_KEY"):
-                secret = os.environ["SETTLEMENT_RELAY_BROKER_KEY"]
             if secret is None:
                 key = PrivateKey.generate()
                 ledger.set_meta("broker_key", key.secret_hex())

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ...addresses import validate_address
-from ...erc7824.amounts import parse_decimal_amount, to_decimal_string
+from ...erc7824.amounts import is_decimal_amount, parse_decimal_amount, to_decimal_string
 from ...erc7824.auth import ALLOWANCE_TYPEHASH, POLICY_TYPEHASH
 from ...erc7824.eip712 import EIP712Domain, typed_data_digest
 from ...erc7824.ids import channel_id as compute_channel_id
@@ -694,7 +694,7 @@ class RelayService:
         plan: list[tuple[str, int]] = []
         spent: dict[str, int] = {}
         for alloc in allocations:
-            asset, units = self._allocation(alloc)
+            asset, units = self._allocation(alloc, wallet)
             total = spent.get(asset, 0) + units
             if key is not None and key.application != CLEARNODE_APPLICATION:
                 self._check_allowance(key, asset, total)
@@ -718,19 +718,21 @@ class RelayService:
         ]
         return Outcome("transfer", {"transactions": list(tx_json)}, notes)
 
-    def _allocation(self, alloc: Any) -> tuple[str, int]:
+    def _allocation(self, alloc: Any, wallet: str) -> tuple[str, int]:
         if not isinstance(alloc, dict):
             raise _fail("failed to parse parameters: allocations are {asset, amount} objects")
         asset = alloc.get("asset")
         amount = alloc.get("amount")
         if not isinstance(asset, str):
             raise _fail("failed to parse parameters: allocation asset must be a string")
-        decimals = self._decimals.get(asset)
         text = str(amount) if type(amount) is int else amount
-        if not isinstance(text, str):
+        if not isinstance(text, str) or not is_decimal_amount(text):
             raise _fail(f"invalid allocation: {amount} for asset {asset}")
-        if decimals is None:
-            raise _fail(f"insufficient funds: unsupported asset {asset}")
+        decimals = self._decimals.get(asset)
+        if decimals is None:  # an asset nobody holds: its balance is zero
+            if parse_decimal_amount(text, 77) == 0:
+                raise _fail(f"invalid allocation: {text} for asset {asset}")
+            raise _fail(f"insufficient funds: {wallet} for asset {asset}")
         try:
             units = parse_decimal_amount(text, decimals)
         except SettlementError:

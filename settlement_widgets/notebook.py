@@ -1,0 +1,437 @@
+"""What the walkthrough notebooks share: a session, a progress bar, the endpoint as a process.
+
+A notebook must run top to bottom on the local sandbox by default and against Sepolia with
+``SETTLEMENT_NETWORK=sepolia``, with the same cells. :func:`open_session` is the one place
+that differs: locally it starts a deterministic :class:`~settlement_widgets.sandbox.LocalSandbox`
+(fixed keys, so outputs are reproducible under nbval) in a private ``SETTLEMENT_HOME``;
+on Sepolia it takes ``SEPOLIA_RPC_URL`` and the key in ``SETTLEMENT_PRIVATE_KEY``. Everything
+after that receives a :class:`~settlement_widgets.networks.Network` and wallets and never asks
+which network it is.
+
+:func:`with_progress` shows an ``ipywidgets.IntProgress`` while something slow is awaited
+(starting the sandbox, waiting for Sepolia blocks). The bar is advanced from a thread, because
+the in-process EVM computes on the event loop's thread without yielding.
+
+:func:`start_api_server` runs ``python -m settlement_widgets.api`` as a subprocess on a free
+loopback port with a fresh token, so a notebook shows the real endpoint answering over HTTP.
+The token stays inside the returned :class:`ApiServer` (requests carry it in a header; it is
+never printed). A local server finds the in-notebook sandbox through the profile the session
+writes into its ``SETTLEMENT_HOME`` (the profile's ``rpcUrl`` is the sandbox's loopback
+JSON-RPC), so the kernel must keep its event loop free while the server works: use the async
+methods of :class:`ApiServer`, never a blocking HTTP call, from a cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import collections
+import contextlib
+import math
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .errors import (
+    ConfigurationError,
+    InvalidNetworkError,
+    SettlementTimeoutError,
+    UnavailableError,
+)
+from .networks import NETWORK_NAMES, Network
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .sandbox import LocalSandbox
+    from .wallet import WalletClient
+
+__all__ = [
+    "ApiServer",
+    "NotebookSession",
+    "open_session",
+    "progress_percent",
+    "start_api_server",
+    "with_progress",
+]
+
+T = TypeVar("T")
+
+_READY = re.compile(r"settlement-api: serving the (\w+) settlement endpoint at (\S+)")
+_LOG_LINES = 200
+
+
+# --- progress ------------------------------------------------------------------------------
+
+
+def progress_percent(elapsed: float, expected: float) -> int:
+    """Where the bar stands after ``elapsed`` of an ``expected`` wait: linear to 90 % at the
+    expected time, then creeping towards 99 % (never 100 % before the wait is really over)."""
+    if expected <= 0 or elapsed <= 0 or math.isnan(elapsed):
+        return 0
+    ratio = elapsed / expected
+    if ratio <= 1:
+        return int(90 * ratio)
+    return min(99, 90 + int(9 * (1 - math.exp(-(ratio - 1)))))
+
+
+def _in_ipython() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return False
+    return get_ipython() is not None
+
+
+async def with_progress(
+    awaitable: Awaitable[T], description: str, *, expected_seconds: float = 10.0
+) -> T:
+    """Await ``awaitable`` while a progress bar (in IPython) moves with the elapsed time.
+
+    The bar ends green on success and red on an error, which is re-raised unchanged. Outside
+    IPython nothing is shown.
+    """
+    if not _in_ipython():
+        return await awaitable
+    import ipywidgets
+    from IPython.display import display
+
+    bar = ipywidgets.IntProgress(
+        value=0,
+        min=0,
+        max=100,
+        description=description,
+        style={"description_width": "initial"},
+    )
+    display(bar)
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def tick() -> None:
+        # the in-process EVM runs on the event loop's thread without yielding, so an asyncio
+        # task would not run until the wait is over; a thread gets its GIL slices meanwhile
+        while not stop.wait(0.2):
+            bar.value = progress_percent(time.monotonic() - started, expected_seconds)
+
+    ticker = threading.Thread(target=tick, name="settlement-progress", daemon=True)
+    ticker.start()
+    ok = False
+    try:
+        result = await awaitable
+        ok = True
+        return result
+    finally:
+        stop.set()
+        ticker.join(timeout=5)
+        if ok:
+            bar.value = 100
+        bar.bar_style = "success" if ok else "danger"
+
+
+# --- session -------------------------------------------------------------------------------
+
+
+@dataclass
+class NotebookSession:
+    """The network a notebook settles on and the wallets it acts with.
+
+    ``user`` acts as the end user; ``operator`` owns the v4 contracts on the sandbox (the
+    deployer) and is the same wallet as ``user`` on Sepolia, where only one key is given.
+    ``sandbox`` is the running :class:`LocalSandbox`, or None on Sepolia: a cell that needs a
+    chain we control (deploying a replica, time travel) checks it. ``home`` is the
+    ``SETTLEMENT_HOME`` of this session (a fresh directory for the sandbox, so proofs and
+    stores of an earlier run never show up).
+    """
+
+    network: Network
+    user: WalletClient
+    operator: WalletClient
+    wallets: tuple[WalletClient, ...]
+    sandbox: LocalSandbox | None
+    home: Path
+    _previous_home: str | None = field(default=None, repr=False)
+    _own_home: bool = field(default=False, repr=False)
+    _closed: bool = field(default=False, repr=False)
+
+    async def aclose(self) -> None:
+        """Stop the sandbox, restore ``SETTLEMENT_HOME`` and remove the session's directory."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.sandbox is not None:
+            await self.sandbox.aclose()
+        if self._own_home:
+            if self._previous_home is None:
+                os.environ.pop("SETTLEMENT_HOME", None)
+            else:
+                os.environ["SETTLEMENT_HOME"] = self._previous_home
+            shutil.rmtree(self.home, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        where = "local sandbox" if self.sandbox is not None else "no sandbox"
+        return (
+            f"NotebookSession(network={self.network.name!r}, chain_id={self.network.chain_id}, "
+            f"user={self.user.address!r}, {where})"
+        )
+
+
+def _network_name(network: str | None) -> str:
+    chosen = network if network is not None else os.environ.get("SETTLEMENT_NETWORK", "local")
+    name = chosen.strip().lower()
+    if name not in NETWORK_NAMES:
+        raise InvalidNetworkError(
+            f"unknown network {chosen!r}; valid networks: {', '.join(NETWORK_NAMES)} "
+            "(set SETTLEMENT_NETWORK)"
+        )
+    return name
+
+
+async def open_session(
+    network: str | None = None, *, wallets: int = 4, progress: bool = True
+) -> NotebookSession:
+    """Start the notebook's network: ``network``, else ``$SETTLEMENT_NETWORK``, else local.
+
+    ``local``: a deterministic sandbox with ``wallets`` funded dev wallets, its profile written
+    to a fresh ``SETTLEMENT_HOME`` (set for this process and the processes it starts, restored
+    by :meth:`NotebookSession.aclose`). ``sepolia``: needs ``SEPOLIA_RPC_URL`` and
+    ``SETTLEMENT_PRIVATE_KEY`` (a funded test key, never printed).
+    """
+    name = _network_name(network)
+    if name == "sepolia":
+        return _sepolia_session()
+    from .sandbox import LocalSandbox
+    from .sandbox.local import write_profile
+
+    sandbox = LocalSandbox(deterministic=True, wallets=wallets)
+    home = Path(tempfile.mkdtemp(prefix="settlement-notebook-"))
+    previous = os.environ.get("SETTLEMENT_HOME")
+    try:
+        starting = sandbox.start()
+        if progress:
+            await with_progress(starting, "Starting the local sandbox", expected_seconds=8)
+        else:
+            await starting
+        assert sandbox.chain is not None
+        write_profile(sandbox.network, home / "sandbox" / "profile.json")
+    except BaseException:
+        await sandbox.aclose()
+        shutil.rmtree(home, ignore_errors=True)
+        raise
+    os.environ["SETTLEMENT_HOME"] = str(home)
+    return NotebookSession(
+        network=sandbox.network,
+        user=sandbox.wallets[0],
+        operator=sandbox.chain.wallet(0),
+        wallets=sandbox.wallets,
+        sandbox=sandbox,
+        home=home,
+        _previous_home=previous,
+        _own_home=True,
+    )
+
+
+def _sepolia_session() -> NotebookSession:
+    from .networks import get_network, settlement_home
+    from .wallet import WalletClient
+
+    network = get_network("sepolia")
+    if not network.rpc_url:
+        raise ConfigurationError(
+            "SETTLEMENT_NETWORK=sepolia needs SEPOLIA_RPC_URL (a Sepolia JSON-RPC endpoint) "
+            "and SETTLEMENT_PRIVATE_KEY (a funded test key)"
+        )
+    wallet = WalletClient.from_env(network)
+    return NotebookSession(
+        network=network,
+        user=wallet,
+        operator=wallet,
+        wallets=(wallet,),
+        sandbox=None,
+        home=settlement_home(),
+    )
+
+
+# --- the endpoint as a subprocess ------------------------------------------------------------
+
+
+class ApiServer:
+    """A running ``python -m settlement_widgets.api`` on 127.0.0.1 (see :func:`start_api_server`).
+
+    ``url`` is the endpoint without its token; :meth:`get` and :meth:`post` send the token in
+    the ``Authorization`` header. ``log()`` returns what the server printed (token removed).
+    """
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        *,
+        network: str,
+        url: str,
+        token: str,
+        log: collections.deque[str],
+        readers: list[asyncio.Task[None]],
+    ) -> None:
+        import httpx
+
+        self.process = process
+        self.network = network
+        self.url = url
+        self._token = token
+        self._log = log
+        self._readers = readers
+        self._client = httpx.AsyncClient(
+            headers={"Authorization": f"token {token}"}, timeout=httpx.Timeout(60.0)
+        )
+        self._exit_hook = _kill_at_exit(process)
+
+    @property
+    def running(self) -> bool:
+        return self.process.returncode is None
+
+    def endpoint(self, path: str = "") -> str:
+        """The URL of ``path`` under ``/api/settlement`` (``"proofs/v4"``, ``"openapi.json"``)."""
+        return self.url + ("/" + path.lstrip("/") if path else "")
+
+    async def get(self, path: str = "") -> httpx.Response:
+        return await self._client.get(self.endpoint(path))
+
+    async def post(self, body: Any, path: str = "") -> httpx.Response:
+        """POST ``body`` as JSON (a ``bytes`` body is sent as is, for malformed requests)."""
+        if isinstance(body, bytes):
+            return await self._client.post(
+                self.endpoint(path), content=body, headers={"Content-Type": "application/json"}
+            )
+        return await self._client.post(self.endpoint(path), json=body)
+
+    def log(self) -> str:
+        return "".join(self._log)
+
+    async def stop(self, timeout: float = 30.0) -> int:
+        """Terminate the server (SIGTERM, then SIGKILL after ``timeout``); its exit code."""
+        await self._client.aclose()
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+            try:
+                await asyncio.wait_for(self.process.wait(), timeout)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+                await self.process.wait()
+        for task in self._readers:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(task, 5)
+        atexit.unregister(self._exit_hook)
+        return int(self.process.returncode or 0)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else f"exited {self.process.returncode}"
+        return f"ApiServer(network={self.network!r}, url={self.url!r}, {state})"
+
+
+def _kill_at_exit(process: asyncio.subprocess.Process) -> Any:
+    """Do not leave a server behind when the kernel exits without stopping it."""
+
+    def kill() -> None:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+
+    atexit.register(kill)
+    return kill
+
+
+async def _pump(
+    stream: asyncio.StreamReader,
+    log: collections.deque[str],
+    token: str,
+    ready: asyncio.Future[tuple[str, str]] | None,
+) -> None:
+    while line_bytes := await stream.readline():
+        line = line_bytes.decode(errors="replace")
+        found = _READY.search(line) if ready is not None else None
+        if found and ready is not None and not ready.done():
+            ready.set_result((found.group(1), found.group(2)))
+        log.append(line.replace(token, "<token>"))
+    if ready is not None and not ready.done():
+        ready.set_exception(EOFError("the server closed its output"))
+
+
+async def start_api_server(
+    network: Network | str | None = None,
+    *,
+    timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
+) -> ApiServer:
+    """Start the standalone endpoint for ``network`` (default: ``$SETTLEMENT_NETWORK``).
+
+    The server binds 127.0.0.1 on a free port, with a fresh random token. It inherits this
+    process's environment (``SETTLEMENT_HOME``, hence the sandbox profile of a session;
+    ``SEPOLIA_RPC_URL``) plus ``env``. Raises :class:`UnavailableError` if it exits before
+    serving and :class:`SettlementTimeoutError` if it is not serving within ``timeout`` s.
+    """
+    name = _network_name(network.name if isinstance(network, Network) else network)
+    token = secrets.token_hex(24)
+    child_env = {**os.environ, **(env or {}), "JUPYTER_TOKEN": token}
+    if isinstance(network, Network) and network.rpc_url and name == "sepolia":
+        child_env["SEPOLIA_RPC_URL"] = network.rpc_url
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "settlement_widgets.api",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--network",
+        name,
+        "--log-level",
+        "WARN",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=child_env,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    log: collections.deque[str] = collections.deque(maxlen=_LOG_LINES)
+    ready: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+    readers = [
+        asyncio.ensure_future(_pump(process.stdout, log, token, ready)),
+        asyncio.ensure_future(_pump(process.stderr, log, token, None)),
+    ]
+    try:
+        served, url = await asyncio.wait_for(ready, timeout)
+    except (TimeoutError, EOFError) as exc:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        await process.wait()
+        for task in readers:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(task, 5)
+        output = "".join(log).strip()[-2000:]
+        if isinstance(exc, TimeoutError):
+            raise SettlementTimeoutError(
+                f"the settlement endpoint did not start within {timeout:g} s:\n{output}"
+            ) from None
+        raise UnavailableError(
+            f"the settlement endpoint exited with code {process.returncode} before serving:\n"
+            f"{output}"
+        ) from None
+    return ApiServer(
+        process,
+        network=served,
+        url=url.split("?", 1)[0],
+        token=token,
+        log=log,
+        readers=readers,
+    )
