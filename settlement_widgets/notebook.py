@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiServer",
     "NotebookSession",
+    "ProgressBar",
     "open_session",
     "progress_percent",
     "start_api_server",
@@ -81,7 +82,7 @@ def progress_percent(elapsed: float, expected: float) -> int:
     ratio = elapsed / expected
     if ratio <= 1:
         return int(90 * ratio)
-    return min(99, 90 + int(9 * (1 - math.exp(-(ratio - 1)))))
+    return min(99, 90 + int(9.5 * (1 - math.exp(-(ratio - 1)))))
 
 
 def _in_ipython() -> bool:
@@ -92,49 +93,73 @@ def _in_ipython() -> bool:
     return get_ipython() is not None
 
 
+class ProgressBar:
+    """An ``ipywidgets.IntProgress`` that a thread advances with the elapsed time.
+
+    ``start()`` begins ticking, ``finish(ok)`` stops (green at 100 % on success, red where it
+    stood on failure). A thread, not an asyncio task: the in-process EVM computes on the event
+    loop's thread without yielding, so a task would not run until the wait is over, while a
+    thread gets its GIL slices meanwhile.
+    """
+
+    def __init__(self, description: str, expected_seconds: float, *, tick: float = 0.2) -> None:
+        import ipywidgets
+
+        self.widget = ipywidgets.IntProgress(
+            value=0,
+            min=0,
+            max=100,
+            description=description,
+            style={"description_width": "initial"},
+        )
+        self.expected_seconds = expected_seconds
+        self._tick = tick
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        started = time.monotonic()
+
+        def run() -> None:
+            while not self._stop.wait(self._tick):
+                elapsed = time.monotonic() - started
+                self.widget.value = progress_percent(elapsed, self.expected_seconds)
+
+        self._thread = threading.Thread(target=run, name="settlement-progress", daemon=True)
+        self._thread.start()
+
+    def finish(self, ok: bool) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if ok:
+            self.widget.value = 100
+        self.widget.bar_style = "success" if ok else "danger"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+
 async def with_progress(
     awaitable: Awaitable[T], description: str, *, expected_seconds: float = 10.0
 ) -> T:
-    """Await ``awaitable`` while a progress bar (in IPython) moves with the elapsed time.
-
-    The bar ends green on success and red on an error, which is re-raised unchanged. Outside
-    IPython nothing is shown.
-    """
+    """Await ``awaitable`` while a :class:`ProgressBar` (shown in IPython) moves with the
+    elapsed time; an error is re-raised unchanged. Outside IPython nothing is shown."""
     if not _in_ipython():
         return await awaitable
-    import ipywidgets
     from IPython.display import display
 
-    bar = ipywidgets.IntProgress(
-        value=0,
-        min=0,
-        max=100,
-        description=description,
-        style={"description_width": "initial"},
-    )
-    display(bar)
-    stop = threading.Event()
-    started = time.monotonic()
-
-    def tick() -> None:
-        # the in-process EVM runs on the event loop's thread without yielding, so an asyncio
-        # task would not run until the wait is over; a thread gets its GIL slices meanwhile
-        while not stop.wait(0.2):
-            bar.value = progress_percent(time.monotonic() - started, expected_seconds)
-
-    ticker = threading.Thread(target=tick, name="settlement-progress", daemon=True)
-    ticker.start()
+    bar = ProgressBar(description, expected_seconds)
+    display(bar.widget)
+    bar.start()
     ok = False
     try:
         result = await awaitable
         ok = True
         return result
     finally:
-        stop.set()
-        ticker.join(timeout=5)
-        if ok:
-            bar.value = 100
-        bar.bar_style = "success" if ok else "danger"
+        bar.finish(ok)
 
 
 # --- session -------------------------------------------------------------------------------
@@ -324,8 +349,7 @@ class ApiServer:
             try:
                 await asyncio.wait_for(self.process.wait(), timeout)
             except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    self.process.kill()
+                _kill(self.process)
                 await self.process.wait()
         for task in self._readers:
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
@@ -338,13 +362,17 @@ class ApiServer:
         return f"ApiServer(network={self.network!r}, url={self.url!r}, {state})"
 
 
+def _kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+
+
 def _kill_at_exit(process: asyncio.subprocess.Process) -> Any:
     """Do not leave a server behind when the kernel exits without stopping it."""
 
     def kill() -> None:
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
+        _kill(process)
 
     atexit.register(kill)
     return kill
@@ -411,10 +439,15 @@ async def start_api_server(
     try:
         served, url = await asyncio.wait_for(ready, timeout)
     except (TimeoutError, EOFError) as exc:
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-        await process.wait()
+        # EOF: the server is exiting on its own. Signalling it now could reap it behind the
+        # child watcher's back (Popen.send_signal polls first) and lose its exit code.
+        if isinstance(exc, TimeoutError):
+            _kill(process)
+        try:
+            await asyncio.wait_for(process.wait(), 30)
+        except TimeoutError:
+            _kill(process)
+            await process.wait()
         for task in readers:
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(task, 5)

@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "Channel": "provider",
     "Transfer": "provider",
     "Tx": "provider",
+    "StepEvent": "models",
 }
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "ChannelStore",
     "CustodyClient",
     "RelayClient",
+    "StepEvent",
     "Transfer",
     "Tx",
     "request_faucet_tokens",
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .config import ChannelConfig
     from .custody import CustodyClient
     from .faucet import request_faucet_tokens
+    from .models import StepEvent
     from .provider import Channel, ChannelProvider, Transfer, Tx
     from .relay_client import RelayClient
     from .store import ChannelStore

@@ -213,14 +213,15 @@ def apply_state(
     record: ChannelRecord, state: State, *, status: str = ACTIVE
 ) -> ChannelRecord | None:
     """The record once ``state`` (INITIALIZE, RESIZE, checkpointed OPERATE) is on chain;
-    None when it is not newer than what the record has (events are applied idempotently)."""
-    if record.status == FINAL:
+    None when the record already reflects it (events are applied idempotently: our own
+    receipt and the custody watcher both report each event).
+
+    Only a newer version moves the record, except the INITIALIZE of a channel still
+    ``opening``; an older event never rewinds a ``resizing``/``closing`` record.
+    """
+    if record.status == FINAL or state.version < record.version:
         return None
-    if state.version < record.version or (
-        state.version == record.version
-        and record.status == status
-        and state.intent == record.intent
-    ):
+    if state.version == record.version and record.status != OPENING:
         return None
     return replace(record.with_state(state, status=status), challenge_expiry=0)
 
@@ -235,8 +236,12 @@ def apply_challenged(record: ChannelRecord, state: State, expiration: int) -> Ch
 
 
 def apply_closed(record: ChannelRecord, final: State) -> ChannelRecord | None:
-    """The record after a ``Closed`` event (None if already final)."""
-    if record.status == FINAL:
+    """The record after a ``Closed`` event (None if it already shows that final state).
+
+    A record the relay already reported ``final`` still takes the event's state: the
+    relay's ``cu`` may arrive before our own receipt is processed.
+    """
+    if record.status == FINAL and record.version == final.version and record.intent == final.intent:
         return None
     return replace(record.with_state(final, status=FINAL), challenge_expiry=0)
 

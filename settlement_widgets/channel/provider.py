@@ -44,6 +44,7 @@ from ..errors import (
     ChannelStateError,
     ConfigurationError,
     InsufficientBalanceError,
+    InvalidAmountError,
     InvalidStateError,
     RelayError,
     RelayUnavailableError,
@@ -66,6 +67,7 @@ from .custody_events import (
     CustodyEvent,
     Resized,
 )
+from .models import Channel, StepEvent, Transfer, Tx
 from .relay_client import RelayClient
 from .store import ChannelStore, SessionRecord
 
@@ -117,106 +119,10 @@ _EVENT_STEPS: Final = {
     "Closed": "submit_close",
 }
 _WATCHED: Final = tuple(_EVENT_STEPS)
+#: how long off-chain proofs wait to be written together (seconds)
+_PROOF_BATCH_DELAY: Final = 0.05
 #: default session-key allowance, in whole asset units (the relay counts it per session key)
 DEFAULT_ALLOWANCE_TOKENS: Final = 1_000_000
-
-
-# --- what the API returns -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Channel:
-    """A channel as the provider knows it (what ``ChannelStatusPanel`` shows).
-
-    ``status`` is ``"active"``, ``"dispute"`` or ``"final"`` (the spec's values), or one of
-    the in-flight ``"opening"``, ``"resizing"``, ``"closing"``. ``version``/``intent``/
-    ``state_hash`` describe the latest state the custody accepted. ``tx_hashes`` maps a step
-    (``create``, ``deposit``, ``resize``, ``close``, ``withdraw``, ``challenge``...) to its
-    latest transaction. ``amount`` is what the channel itself holds (participant 0's
-    allocation); in v0.5 funds live in the relay's unified balance (:meth:`balances`).
-    """
-
-    id: str
-    status: str
-    version: int
-    intent: str
-    state_hash: str
-    adjudicator: str
-    challenge_period: int
-    nonce: int
-    tx_hashes: dict[str, str]
-    participants: tuple[str, str]
-    token: str
-    amount: int
-    chain_id: int
-    asset: str | None = None
-    challenge_expiry: int | None = None
-    proofs_count: int = 0
-    created_at: str | None = None
-    updated_at: str | None = None
-
-    @property
-    def settlement_tx(self) -> str | None:
-        """The closing transaction, once there is one."""
-        return self.tx_hashes.get("close")
-
-
-@dataclass(frozen=True)
-class Transfer:
-    """An off-chain transfer through the relay's ledger: instant, no gas."""
-
-    id: int
-    channel_id: str | None
-    amount: int
-    asset: str
-    sender: str
-    recipient: str
-    created_at: str
-    direction: str = "out"
-    gas_fee: int = 0
-
-
-@dataclass(frozen=True)
-class Tx:
-    """A mined transaction of the channel lifecycle.
-
-    ``explorer_url`` is ``<explorerBase>/tx/<hash>``; ``events`` the decoded custody events;
-    ``receipt`` the node's receipt; ``withdrawal`` the follow-up ``Custody.withdraw`` of a
-    ``close_channel`` (None when nothing was withdrawn).
-    """
-
-    hash: str
-    explorer_url: str | None
-    step: str
-    channel_id: str | None
-    block_number: int
-    gas_used: int
-    status: int
-    events: tuple[CustodyEvent, ...] = ()
-    receipt: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    withdrawal: Tx | None = None
-
-    def event(self, name: str) -> CustodyEvent | None:
-        return next((e for e in self.events if e.name == name), None)
-
-    @property
-    def closed(self) -> Closed | None:
-        """The decoded ``Closed`` event (its ``final_state``), for a closing transaction."""
-        event = self.event("Closed")
-        return event if isinstance(event, Closed) else None
-
-
-@dataclass(frozen=True)
-class StepEvent:
-    """Emitted as ``step`` before (``phase="start"``) and after (``"done"``, ``"failed"``,
-    ``"interrupted"``) each step of an operation."""
-
-    op_id: int
-    kind: str
-    channel_id: str | None
-    step: str
-    phase: str
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -353,6 +259,8 @@ class ChannelProvider:
         self._watcher: asyncio.Task[None] | None = None
         self._sync_lock: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._proof_queue: list[tuple[str, str, dict[str, Any]]] = []
+        self._proof_writer: asyncio.Task[None] | None = None
         self._unsubscribe: list[Callable[[], None]] = []
 
     # --- identity ---------------------------------------------------------------------------
@@ -588,6 +496,7 @@ class ChannelProvider:
         if self._closed:
             return
         self._closed = True
+        await self.flush_proofs()
         for task in (self._watcher, *self._tasks):
             if task is not None:
                 task.cancel()
@@ -702,27 +611,28 @@ class ChannelProvider:
             return
         channel = self._open_channel_for_token()
         cid = channel.channel_id if channel is not None else None
-        row = self._store.add_transfer(
-            channel_id=cid,
-            direction="in",
-            from_account=str(tx.get("from_account")),
-            to_account=me,
-            asset=asset,
-            amount=amount,
-            status="done",
-            relay_tx_id=relay_id,
-        )
+        with self._store.transaction(durable=False):
+            row = self._store.add_transfer(
+                channel_id=cid,
+                direction="in",
+                from_account=str(tx.get("from_account")),
+                to_account=me,
+                asset=asset,
+                amount=amount,
+                status="done",
+                relay_tx_id=relay_id,
+            )
+            if row is not None and cid is not None:
+                self._store.add_history(
+                    cid,
+                    "transfer received",
+                    amount=amount,
+                    asset=asset,
+                    counterparty=str(tx.get("from_account")),
+                    detail=f"relay tx {relay_id}",
+                )
         if row is None:
             return  # seen before
-        if cid is not None:
-            self._store.add_history(
-                cid,
-                "transfer received",
-                amount=amount,
-                asset=asset,
-                counterparty=str(tx.get("from_account")),
-                detail=f"relay tx {relay_id}",
-            )
         self._emit(
             "transfer",
             Transfer(
@@ -823,36 +733,25 @@ class ChannelProvider:
             self._store.add_tx(event.tx_hash, step=step, channel_id=cid)
             self._store.set_tx_status(event.tx_hash, "confirmed", event.block_number)
         updated: L.ChannelRecord | None = None
+        settled: State | None = None  # the state this event puts on chain
         label = event.name
         if isinstance(event, Created):
-            updated = L.apply_state(record, event.initial)
-            self._mark_onchain(cid, event.initial, event.tx_hash)
+            updated, settled = L.apply_state(record, event.initial), event.initial
         elif isinstance(event, Resized):
+            label = f"Resized {list(event.delta_allocations)}"
             pending = self._store.find_state(cid, record.version + 1, StateIntent.RESIZE)
             if pending is not None:
-                updated = L.apply_state(record, pending.state)
-                self._mark_onchain(cid, pending.state, event.tx_hash)
-            label = f"Resized {list(event.delta_allocations)}"
+                updated, settled = L.apply_state(record, pending.state), pending.state
         elif isinstance(event, Checkpointed):
-            updated = L.apply_state(record, event.state)
-            self._mark_onchain(cid, event.state, event.tx_hash)
+            updated, settled = L.apply_state(record, event.state), event.state
         elif isinstance(event, Challenged):
             updated = L.apply_challenged(record, event.state, event.expiration)
         elif isinstance(event, Closed):
-            updated = L.apply_closed(record, event.final_state)
-            stored = self._store.find_state(
-                cid, event.final_state.version, event.final_state.intent
-            )
-            if stored is not None:
-                self._store.set_state_status(
-                    cid,
-                    event.final_state.version,
-                    event.final_state.intent,
-                    "onchain",
-                    tx_hash=event.tx_hash,
-                )
+            updated, settled = L.apply_closed(record, event.final_state), event.final_state
         if updated is None:
-            return []
+            return []  # already reflected (our receipt and the watcher both report events)
+        if settled is not None:
+            self._mark_onchain(cid, settled, event.tx_hash)
         self._store.put_channel(updated)
         self._store.add_history(
             cid,
@@ -1022,6 +921,33 @@ class ChannelProvider:
             )
         receipt = await self._chain(self.wallet.w3.eth.get_transaction_receipt(event.tx_hash))  # type: ignore[arg-type]
         return self.custody.result(receipt, channel_id=channel_id)
+
+    def _proof_later(self, step: str, type_: str, *, data: Mapping[str, Any]) -> None:
+        """Queue an off-chain proof: the proof log's commit (an fsync, a connection) must not
+        add to a transfer's latency. A burst is written in one worker-thread call after
+        ``_PROOF_BATCH_DELAY``; :meth:`flush_proofs` (and :meth:`close`) wait for it."""
+        self._proof_queue.append((step, type_, dict(data)))
+        if self._proof_writer is None or self._proof_writer.done():
+            self._proof_writer = asyncio.get_running_loop().create_task(self._write_proofs())
+
+    async def _write_proofs(self) -> None:
+        while self._proof_queue:
+            await asyncio.sleep(_PROOF_BATCH_DELAY)  # let a burst of transfers accumulate
+            batch, self._proof_queue = self._proof_queue, []
+
+            def write(items: list[tuple[str, str, dict[str, Any]]] = batch) -> None:
+                for step, type_, data in items:
+                    try:
+                        self._proof(step, type_, data=data)
+                    except Exception:  # bookkeeping: log, never break the writer
+                        _log.exception("could not record the %s proof", step)
+
+            await asyncio.to_thread(write)
+
+    async def flush_proofs(self) -> None:
+        """Wait until every proof queued in the background is written."""
+        while self._proof_writer is not None and not self._proof_writer.done():
+            await asyncio.shield(self._proof_writer)
 
     def _proof(
         self,
@@ -1330,15 +1256,15 @@ class ChannelProvider:
         if stored is None:
             raise InvalidStateError(f"the countersigned RESIZE v{version} of {cid} is missing")
         await self._ensure_chain()
-        if self._store.tx_for(op.id, "submit_resize") is None:
-            data = await self._chain(self.custody.get_channel_data(cid))
-            if data.last_valid_state.version >= version:  # submitted by a run that died
-                return self._receipt_write(await self._tx_of_event(cid, "Resized"), "submit_resize")
-            proofs = [data.last_valid_state]
-        else:
-            proofs = [self._store.latest_onchain_state(cid) or stored.state]
+        data = await self._chain(self.custody.get_channel_data(cid))
+        recorded = self._store.tx_for(op.id, "submit_resize")
+        if recorded is None and data.last_valid_state.version >= version:
+            # submitted by a run that died before recording it
+            return self._receipt_write(await self._tx_of_event(cid, "Resized"), "submit_resize")
+        # proofs[0] is the state the custody holds now (a recorded transaction still in
+        # flight is followed to its receipt instead of being sent again)
         call = self.custody.contract.functions.resize(
-            cid, stored.state.to_abi(), [p.to_abi() for p in proofs]
+            cid, stored.state.to_abi(), [data.last_valid_state.to_abi()]
         )
         tx = await self._send_tx(op, "submit_resize", call, cid)
         return self._receipt_write(tx, "submit_resize")
@@ -1417,7 +1343,17 @@ class ChannelProvider:
         await self._ensure_chain()
         wanted = op.params.get("withdraw_amount", op.results.get("credited"))
         recorded = self._store.tx_for(op.id, "withdraw")
-        if recorded is None:
+        receipt = None
+        if recorded is not None and recorded[1] in ("pending", "confirmed"):
+            receipt = await self._receipt(recorded[0])  # a withdrawal an earlier run sent
+            if receipt is None:
+                self._store.set_tx_status(recorded[0], "dropped")
+        if receipt is not None:
+            assert recorded is not None
+            tx = await self._settled(recorded[0], receipt, op.channel_id)
+            event = tx.event("Withdrawn")
+            amount = int(getattr(event, "amount", 0))
+        else:
             available = await self._chain(self.custody.balance(token))
             amount = available if wanted is None else int(wanted)
             if amount == 0:
@@ -1427,10 +1363,8 @@ class ChannelProvider:
                     f"the custody holds {available} units of {self.asset} for the wallet; "
                     f"{amount} cannot be withdrawn"
                 )
-        else:
-            amount = int(wanted) if wanted is not None else 0
-        call = self.custody.contract.functions.withdraw(token, amount)
-        tx = await self._send_tx(op, "withdraw", call, op.channel_id)
+            call = self.custody.contract.functions.withdraw(token, amount)
+            tx = await self._send_tx(op, "withdraw", call, op.channel_id)
         cid = op.channel_id
 
         def write() -> list[tuple[str, Any]]:
@@ -1594,10 +1528,18 @@ class ChannelProvider:
             # sent, but unanswered: it may have been applied. Kept as "unknown" for review.
             self._store.finish_transfer(row, status="unknown", error=str(exc))
             raise
-        tx = response.result["transactions"][0]
-        relay_id = int(tx["id"])
+        result = response.result if isinstance(response.result, Mapping) else {}
+        txs = result.get("transactions")
+        try:
+            tx = txs[0]  # type: ignore[index]
+            relay_id = int(tx["id"])
+        except (TypeError, IndexError, KeyError, ValueError):
+            self._store.finish_transfer(row, status="unknown", error=f"odd answer {result!r}")
+            raise InvalidStateError(
+                f"the relay accepted the transfer but its answer names no transaction: {result!r}"
+            ) from None
         created = str(tx.get("created_at", ""))
-        with self._store.transaction():
+        with self._store.transaction(durable=False):
             self._store.finish_transfer(row, status="done", relay_tx_id=relay_id)
             self._store.add_history(
                 cid,
@@ -1609,7 +1551,7 @@ class ChannelProvider:
             )
         if self._balances is not None:
             self._balances[asset.symbol] = self._balances.get(asset.symbol, 0) - units
-        self._proof(
+        self._proof_later(
             "transfer",
             "off-chain",
             data={
@@ -1756,7 +1698,9 @@ class ChannelProvider:
                 )
             return await self._tx(op.results["withdraw_tx"], "withdraw", None)
         if amount is None:
-            raise SettlementValueError("withdrawing through a channel needs an amount")
+            raise InvalidAmountError(
+                "withdrawing through a channel needs an amount (integer smallest units)"
+            )
         record = await self._open_record(channel_id)
         await self._check_resizable(record, -amount)
         async with self._lock_for(record.channel_id):
@@ -1868,6 +1812,11 @@ class ChannelProvider:
         ]
         frame = pd.DataFrame(rows, columns=columns)
         frame["time"] = pd.to_datetime(frame["time"], utc=True)
+        frame["version"] = frame["version"].astype("Int64")
+        # exact integers (uint256 does not fit int64); None where a row has no amount
+        frame["amount"] = pd.Series(
+            [row["amount"] for row in rows], index=frame.index, dtype=object
+        )
         return frame
 
     def pending_work(self) -> dict[str, Any]:

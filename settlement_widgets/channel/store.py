@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS states (
 CREATE TABLE IF NOT EXISTS txs (
     tx_hash TEXT PRIMARY KEY, channel_id TEXT, op_id INTEGER, step TEXT NOT NULL,
     status TEXT NOT NULL, block_number INTEGER, created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL) WITHOUT ROWID;
+    updated_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS txs_by_op ON txs (op_id, step);
 CREATE TABLE IF NOT EXISTS session (
     wallet TEXT NOT NULL, application TEXT NOT NULL, session_key TEXT NOT NULL,
@@ -205,6 +205,7 @@ class ChannelStore:
             path = default_store_path(network, wallet)
         self.path = Path(path)
         self._depth = 0
+        self._durable = True
         self._conn = self._open()
         self._claim("wallet", validate_address(wallet, field="wallet") if wallet else None)
         self._claim("chain_id", str(chain_id) if chain_id is not None else None)
@@ -267,8 +268,14 @@ class ChannelStore:
         return f"ChannelStore(path={str(self.path)!r})"
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic write (nested uses join the outer transaction)."""
+    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One atomic write (nested uses join the outer transaction).
+
+        ``durable=True`` (the default) fsyncs the commit (``synchronous=FULL``): it survives
+        a power cut. ``durable=False`` (``NORMAL``) survives a killed process but not a
+        power cut; it is used for transfer history only, whose truth is the relay's ledger
+        (an fsync costs milliseconds, which would dominate an off-chain transfer).
+        """
         if self._depth:
             self._depth += 1
             try:
@@ -276,6 +283,9 @@ class ChannelStore:
             finally:
                 self._depth -= 1
             return
+        if durable != self._durable:
+            self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._durable = durable
         self._conn.execute("BEGIN IMMEDIATE")
         self._depth = 1
         try:
@@ -592,7 +602,7 @@ class ChannelStore:
     ) -> int | None:
         """Record a transfer; returns its row id (None when ``relay_tx_id`` is known already)."""
         now = _now()
-        with self.transaction() as c:
+        with self.transaction(durable=False) as c:
             cur = c.execute(
                 "INSERT INTO transfers (channel_id, direction, from_account, to_account, asset, "
                 "amount, status, request_id, relay_tx_id, error, created_at, updated_at) "
@@ -616,7 +626,7 @@ class ChannelStore:
     def finish_transfer(
         self, row_id: int, *, status: str, relay_tx_id: int | None = None, error: str | None = None
     ) -> None:
-        with self.transaction() as c:
+        with self.transaction(durable=False) as c:
             c.execute(
                 "UPDATE transfers SET status = ?, relay_tx_id = COALESCE(?, relay_tx_id), "
                 "error = ?, updated_at = ? WHERE id = ?",
@@ -627,8 +637,11 @@ class ChannelStore:
         return bool(self._query("SELECT 1 FROM transfers WHERE relay_tx_id = ?", (relay_tx_id,)))
 
     def transfers(
-        self, channel_id: str | None = None, *, status: str | None = None
+        self, channel_id: str | None = None, *, status: str | tuple[str, ...] | None = None
     ) -> list[dict[str, Any]]:
+        """Transfer history (oldest first), optionally of one channel and status(es):
+        ``pending`` (written, not answered yet), ``unknown`` (sent, the answer lost),
+        ``done``, ``failed``."""
         sql = (
             "SELECT id, channel_id, direction, from_account, to_account, asset, amount, status, "
             "request_id, relay_tx_id, error, created_at FROM transfers"
@@ -639,8 +652,9 @@ class ChannelStore:
             where.append("channel_id = ?")
             params.append(channel_id.lower())
         if status is not None:
-            where.append("status = ?")
-            params.append(status)
+            wanted = (status,) if isinstance(status, str) else tuple(status)
+            where.append(f"status IN ({','.join('?' * len(wanted))})")
+            params.extend(wanted)
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = self._query(sql + " ORDER BY id", tuple(params))
@@ -806,7 +820,7 @@ class ChannelStore:
                 for s in self.unsubmitted_states()
             ],
             "pending_txs": self.pending_txs(),
-            "pending_transfers": self.transfers(status="pending"),
+            "pending_transfers": self.transfers(status=("pending", "unknown")),
         }
 
     # --- history ------------------------------------------------------------------------

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
+
 from ...errors import ConfigurationError
 
 __all__ = [
@@ -77,6 +79,15 @@ CREATE TABLE IF NOT EXISTS user_tags (wallet TEXT PRIMARY KEY, tag TEXT NOT NULL
 CREATE TABLE IF NOT EXISTS seen_requests (hash BLOB PRIMARY KEY, expires_at INTEGER NOT NULL)
     WITHOUT ROWID;
 """
+
+
+def _compact_json(value: Any) -> str:
+    """Compact JSON text: orjson, or the stdlib for what orjson refuses (lone surrogates a
+    client smuggled in through ``\\ud800`` escapes); both read back the same."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, separators=(",", ":"))
 
 
 def _now_ms() -> int:
@@ -198,14 +209,16 @@ class SessionKeyRecord:
     created_at: int  # Unix ms
 
     def row(self) -> tuple[Any, ...]:
+        # written on every transfer a session key signs: orjson (compact, same text as
+        # ``json.dumps(separators=(",", ":"))``) instead of the stdlib encoder, ~10x cheaper
         return (
             self.session_key,
             self.id,
             self.wallet,
             self.application,
             self.scope,
-            json.dumps([list(a) for a in self.allowances], separators=(",", ":")),
-            json.dumps({k: str(v) for k, v in self.used.items()}, separators=(",", ":")),
+            _compact_json([list(a) for a in self.allowances]),
+            _compact_json({k: str(v) for k, v in self.used.items()}),
             self.expires_at,
             self.created_at,
         )

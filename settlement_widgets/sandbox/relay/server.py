@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
 from ...errors import ConfigurationError, RelayError, RelayUnavailableError
@@ -108,6 +110,51 @@ class _Connection:
             ws.transport.abort()
 
 
+class _RelayConnection(ServerConnection):
+    """A server connection that hands each complete message to the node straight from
+    ``data_received``, instead of queueing it for a handler task to ``recv()``.
+
+    websockets' own path puts every frame into an assembler and wakes the handler task,
+    which costs a task switch and a future per request; handling the message in the
+    callback that read it also lets a burst of pipelined requests be checked, committed and
+    answered as one batch. Control frames (ping, pong, close) take websockets' path.
+    Messages that arrive before the node has greeted the connection (``assets``) wait in
+    :attr:`early`, so replies never overtake the greeting.
+    """
+
+    on_message: Callable[[bytes], None] | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.early: list[bytes] = []
+        self._parts: list[bytes] = []
+
+    def process_event(self, event: Any) -> None:
+        if self.request is None or not isinstance(event, Frame):
+            super().process_event(event)  # the handshake request
+            return
+        opcode = event.opcode
+        if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+            if not event.fin:
+                self._parts = [event.data]
+                return
+            data = event.data
+        elif opcode is Opcode.CONT:
+            self._parts.append(event.data)
+            if not event.fin:
+                return
+            data = b"".join(self._parts)
+            self._parts = []
+        else:
+            super().process_event(event)
+            return
+        handler = self.on_message
+        if handler is None:
+            self.early.append(bytes(data))
+        else:
+            handler(bytes(data))
+
+
 @dataclass
 class _WalletNotes:
     """Notifications for one wallet in one commit batch (``bu`` and ``tr`` coalesced)."""
@@ -181,6 +228,7 @@ class RelayNode:
             self._serve,
             config.host,
             config.port,
+            create_connection=_RelayConnection,
             compression=None,
             max_size=1 << 20,
             max_queue=1024,
@@ -279,18 +327,20 @@ class RelayNode:
     # --- connections --------------------------------------------------------------------------
 
     async def _serve(self, ws: ServerConnection) -> None:
+        assert isinstance(ws, _RelayConnection)
         conn = _Connection(ws)
         self._connections.add(conn)
         service = self.service
         assert service is not None
         self._push_now(conn, "assets", {"assets": [a.to_json() for a in self.config.assets]})
         try:
-            while True:
-                data = await ws.recv(decode=False)
-                self._on_frame(conn, data)  # type: ignore[arg-type]
-        except ConnectionClosed:
-            pass
+            for data in ws.early:  # anything sent before the greeting, in order
+                self._on_frame(conn, data)
+            ws.early = []
+            ws.on_message = functools.partial(self._on_frame, conn)
+            await ws.wait_closed()
         finally:
+            ws.on_message = None
             conn.closed = True
             self._connections.discard(conn)
             self._forget(conn)
@@ -366,8 +416,8 @@ class RelayNode:
             acc = pending.get(note.wallet)
             if acc is None:
                 acc = pending[note.wallet] = _WalletNotes()
-            if note.method == "bu":
-                acc.balances = {"balance_updates": service.balances_json(note.wallet)}
+            if note.method == "bu":  # snapshot now (this batch's balances), format on send
+                acc.balances = service.ledger.balances_of(note.wallet)
             elif note.method == "tr":
                 acc.txs.extend(note.txs)
             else:
@@ -400,13 +450,16 @@ class RelayNode:
         ``tr`` (every transaction since the last one)."""
         self._notes_timer = None
         ready, self._ready = self._ready, {}
+        service = self.service
+        assert service is not None
         for wallet, acc in ready.items():
             conns = self._by_wallet.get(wallet)
             if not conns:
                 continue
             frames = [self._frame(0, method, result) for method, result in acc.other]
             if acc.balances is not None:
-                frames.append(self._frame(0, "bu", acc.balances))
+                updates = {"balance_updates": service.balances_to_json(acc.balances)}
+                frames.append(self._frame(0, "bu", updates))
             if acc.txs:
                 frames.append(self._frame(0, "tr", {"transactions": acc.txs}))
             for conn in conns:

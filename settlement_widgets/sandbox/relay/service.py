@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 from ...addresses import validate_address
@@ -116,10 +117,23 @@ class _Challenge:
     created: float
 
 
+@lru_cache(maxsize=256)
+def _rfc3339_base(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def _rfc3339(ms: int, *, millis: bool = False) -> str:
+    # memoised per second: a busy node formats the same second for every transfer in it
     seconds, rest = divmod(ms, 1000)
-    base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    base = _rfc3339_base(seconds)
     return f"{base}.{rest:03d}Z" if millis else base + "Z"
+
+
+@lru_cache(maxsize=4096)
+def _units(text: str, decimals: int) -> int:
+    """``parse_decimal_amount`` memoised: clients send the same few amount strings over and
+    over, and allowances are re-read on every transfer. Errors are raised, never cached."""
+    return parse_decimal_amount(text, decimals)
 
 
 def _fail(message: str) -> RelayError:
@@ -280,9 +294,13 @@ class RelayService:
         return to_decimal_string(units, decimals, signed=True)
 
     def balances_json(self, account: str) -> list[dict[str, str]]:
+        return self.balances_to_json(self.ledger.balances_of(account))
+
+    def balances_to_json(self, balances: list[tuple[str, int]]) -> list[dict[str, str]]:
+        """``balance_updates`` entries of a :meth:`Ledger.balances_of` snapshot (taken when
+        the change was made, formatted only when a notification is actually sent)."""
         return [
-            {"asset": asset, "amount": self.amount_text(units, asset)}
-            for asset, units in self.ledger.balances_of(account)
+            {"asset": asset, "amount": self.amount_text(units, asset)} for asset, units in balances
         ]
 
     def tx_json(self, tx: TxRecord) -> dict[str, Any]:
@@ -734,7 +752,9 @@ class RelayService:
                 raise _fail(f"invalid allocation: {text} for asset {asset}")
             raise _fail(f"insufficient funds: {wallet} for asset {asset}")
         try:
-            units = parse_decimal_amount(text, decimals)
+            units = (
+                _units(text, decimals) if len(text) <= 96 else parse_decimal_amount(text, decimals)
+            )
         except SettlementError:
             raise _fail(f"invalid allocation: {text} for asset {asset}") from None
         if units <= 0:
@@ -749,7 +769,7 @@ class RelayService:
                 f"session key spending validation failed: asset {asset} is not in the "
                 "session key's allowances"
             )
-        allowed = parse_decimal_amount(allowed_text, decimals)
+        allowed = _units(allowed_text, decimals)
         used = key.used.get(asset, 0)
         if used + total > allowed:
             raise _fail(

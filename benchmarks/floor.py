@@ -1,0 +1,188 @@
+"""The floor, measured in the same run as the transfers (performance-floor.md §2, §3).
+
+- Crypto: a raw coincurve ``sign_recoverable`` with a parsed key plus a raw
+  ``PublicKey.from_signature_and_message`` and the keccak of the public key (the address),
+  i.e. the least any signer/verifier pair does per signed message. A transfer needs two of
+  each (client signs, relay recovers; relay countersigns, client recovers).
+- Network: a bare websockets echo server in its own process (:mod:`.echo_server`), driven by
+  the same sans-I/O client loop as the transfer benchmark, with messages the size of a
+  transfer request: sequential round trips and a pipelined window.
+
+``floor per transfer`` = echo round trip + 2 x (sign + recover), in wall time (sequential)
+and in CPU (both processes, pipelined).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import coincurve
+
+from settlement_widgets._keccak import keccak256
+
+from .lean_client import SansIOClient
+from .procs import server_process
+
+__all__ = ["CryptoFloor", "EchoResult", "crypto_floor", "echo_floor"]
+
+
+@dataclass
+class CryptoFloor:
+    """Per-operation medians (µs): CPU (``thread_time``) and wall."""
+
+    sign_us: float
+    recover_us: float
+    sign_wall_us: float
+    recover_wall_us: float
+
+    @property
+    def pair_us(self) -> float:
+        return self.sign_us + self.recover_us
+
+    @property
+    def pair_wall_us(self) -> float:
+        return self.sign_wall_us + self.recover_wall_us
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def crypto_floor(seconds: float = 1.0, repeats: int = 5) -> CryptoFloor:
+    """Median over ``repeats`` runs of about ``seconds / repeats / 2`` each per operation."""
+    key = coincurve.PrivateKey(os.urandom(32))
+    digest = keccak256(os.urandom(300))
+    signature = key.sign_recoverable(digest, hasher=None)
+
+    def sign() -> None:
+        key.sign_recoverable(digest, hasher=None)
+
+    def recover() -> None:
+        public = coincurve.PublicKey.from_signature_and_message(signature, digest, hasher=None)
+        keccak256(public.format(compressed=False)[1:])
+
+    results: dict[str, tuple[float, float]] = {}
+    for name, op in (("sign", sign), ("recover", recover)):
+        # calibrate a batch size of about 20 ms
+        n = 50
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                op()
+            if time.perf_counter() - t0 > 0.02 or n > 1_000_000:
+                break
+            n *= 2
+        per_repeat = max(1, int(n * (seconds / repeats / 2) / 0.02))
+        cpu: list[float] = []
+        wall: list[float] = []
+        for _ in range(repeats):
+            c0, w0 = time.thread_time(), time.perf_counter()
+            for _ in range(per_repeat):
+                op()
+            cpu.append((time.thread_time() - c0) / per_repeat * 1e6)
+            wall.append((time.perf_counter() - w0) / per_repeat * 1e6)
+        results[name] = (_median(cpu), _median(wall))
+    return CryptoFloor(
+        sign_us=results["sign"][0],
+        recover_us=results["recover"][0],
+        sign_wall_us=results["sign"][1],
+        recover_wall_us=results["recover"][1],
+    )
+
+
+@dataclass
+class EchoResult:
+    """Echo round trips: sequential latencies and pipelined throughput, CPU per message."""
+
+    sequential_rtt_ns: list[int]
+    sequential_wall_s: float
+    sequential_client_cpu_s: float
+    sequential_server_cpu_s: float
+    pipelined_count: int
+    pipelined_wall_s: float
+    pipelined_client_cpu_s: float
+    pipelined_server_cpu_s: float
+
+
+class _EchoClient(SansIOClient):
+    def __init__(self, url: str, payload: bytes) -> None:
+        super().__init__(url)
+        self.payload = payload
+        self.remaining = 0
+        self.inflight = 0
+        self.sent_at: deque[int] = deque()
+        self.rtts: list[int] = []
+        self.done: asyncio.Future[None] | None = None
+
+    def run(self, count: int, window: int) -> asyncio.Future[None]:
+        self.remaining = count
+        self.rtts = []
+        self.done = self._loop.create_future()
+        for _ in range(min(window, count)):
+            self._send_one()
+        self.write_pending()
+        return self.done
+
+    def _send_one(self) -> None:
+        self.remaining -= 1
+        self.inflight += 1
+        self.sent_at.append(time.perf_counter_ns())
+        self.send(self.payload)
+
+    def on_message(self, payload: bytes) -> None:
+        self.rtts.append(time.perf_counter_ns() - self.sent_at.popleft())
+        self.inflight -= 1
+        if self.remaining > 0:
+            self._send_one()
+        elif self.inflight == 0 and self.done is not None and not self.done.done():
+            self.done.set_result(None)
+
+    def on_lost(self) -> None:
+        if self.done is not None and not self.done.done():
+            self.done.set_exception(ConnectionError("echo connection lost"))
+
+
+async def echo_floor(
+    payload: bytes,
+    sequential: int,
+    pipelined: int,
+    window: int,
+    *,
+    use_uvloop: bool = False,
+    pin: int | None = None,
+) -> EchoResult:
+    """Run the echo server process and time both regimes (after a warm-up)."""
+    args = ["-m", "benchmarks.echo_server"] + (["--uvloop"] if use_uvloop else [])
+    async with server_process(args, pin=pin) as server:
+        client = _EchoClient(server.ready["url"], payload)
+        await client._connect()
+        try:
+            await client.run(min(500, sequential), 1)  # warm-up
+            s_cpu0, c_cpu0, t0 = server.cpu(), time.process_time(), time.perf_counter()
+            await client.run(sequential, 1)
+            seq_wall = time.perf_counter() - t0
+            seq_client = time.process_time() - c_cpu0
+            seq_server = server.cpu() - s_cpu0
+            seq_rtts = client.rtts
+            s_cpu0, c_cpu0, t0 = server.cpu(), time.process_time(), time.perf_counter()
+            await client.run(pipelined, window)
+            pipe_wall = time.perf_counter() - t0
+            pipe_client = time.process_time() - c_cpu0
+            pipe_server = server.cpu() - s_cpu0
+        finally:
+            await client.close()
+    return EchoResult(
+        sequential_rtt_ns=seq_rtts,
+        sequential_wall_s=seq_wall,
+        sequential_client_cpu_s=seq_client,
+        sequential_server_cpu_s=seq_server,
+        pipelined_count=pipelined,
+        pipelined_wall_s=pipe_wall,
+        pipelined_client_cpu_s=pipe_client,
+        pipelined_server_cpu_s=pipe_server,
+    )

@@ -1,0 +1,67 @@
+"""notebooks/conftest.py really makes nbval ignore stderr (and only stderr): a probe notebook
+whose stored stderr differs from what it prints passes with the conftest and fails without;
+a stdout difference still fails with it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+pytestmark = pytest.mark.slow
+
+CONFTEST = Path(__file__).resolve().parents[2] / "notebooks" / "conftest.py"
+
+
+def _probe(path: Path, stored_stdout: str) -> None:
+    nb = new_notebook(
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        }
+    )
+    cell = new_code_cell(
+        "import sys, uuid\nprint(uuid.uuid4(), file=sys.stderr)\nprint('same')", execution_count=1
+    )
+    cell.outputs = [
+        new_output("stream", name="stderr", text="a warning from another run\n"),
+        new_output("stream", name="stdout", text=stored_stdout),
+    ]
+    nb.cells.append(cell)
+    nbformat.write(nb, path)
+
+
+def _nbval(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval",
+            "--nbval-current-env",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            "-q",
+            ".",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_only_stderr_is_left_out_of_the_comparison(tmp_path: Path) -> None:
+    _probe(tmp_path / "stderr_differs.ipynb", "same\n")
+    _probe(tmp_path / "stdout_differs.ipynb", "different\n")
+    without = _nbval(tmp_path)
+    assert "FAILED stderr_differs.ipynb" in without.stdout, without.stdout
+    shutil.copy(CONFTEST, tmp_path / "conftest.py")
+    result = _nbval(tmp_path)
+    assert "PASSED stderr_differs.ipynb" in result.stdout, result.stdout
+    assert "FAILED stdout_differs.ipynb" in result.stdout, result.stdout
