@@ -17,8 +17,8 @@ PYTEST_FLAGS ?=
 # run as root (containers, CI): Jupyter refuses to start without --allow-root
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help setup lab test lint typecheck unit contracts contracts-check chromium interop-deps \
-        notebooks bench reliability clean
+.PHONY: help setup lab test lint contracts contracts-check chromium interop-deps \
+        notebooks notebooks-refresh bench reliability clean
 
 help:
 	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
@@ -80,6 +80,13 @@ test: setup interop-deps chromium lint
 notebooks: setup
 	$(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 	  notebooks
+
+# re-execute every notebook in place (commit the result; nbval compares against it)
+notebooks-refresh: setup
+	for nb in notebooks/*.ipynb; do \
+	  $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False "$$nb"; \
+	done
 
 bench: setup
 	$(BIN)/python -m benchmarks
