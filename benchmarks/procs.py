@@ -15,12 +15,13 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ServerProcess", "cpu_seconds", "pin_prefix", "server_process"]
+__all__ = ["ServerProcess", "cpu_seconds", "json_line", "pin_prefix", "server_process"]
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 REPO = Path(__file__).resolve().parent.parent
@@ -75,18 +76,40 @@ class ServerProcess:
         return cpu_seconds(self.pid)
 
 
+def json_line(text: str) -> dict[str, Any] | None:
+    """The default ready test: a line that is a JSON object."""
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+async def _drain(stream: asyncio.StreamReader, keep: deque[bytes]) -> None:
+    """Keep reading a child's pipe so it never blocks on a full pipe; remember the tail."""
+    while True:
+        line = await stream.readline()
+        if not line:
+            return
+        keep.append(line)
+
+
 @contextlib.asynccontextmanager
 async def server_process(
     args: Sequence[str],
     *,
     env: dict[str, str] | None = None,
     pin: int | None = None,
+    ready: Callable[[str], dict[str, Any] | None] = json_line,
     ready_timeout: float = 60.0,
 ) -> AsyncIterator[ServerProcess]:
-    """Run ``python <args>`` (or a full command when ``args[0]`` is not ``-m``/a ``.py``)
-    until it prints a JSON line on stdout; stop it with SIGTERM (SIGKILL after 10 s)."""
+    """Run ``python <args>`` (a full command unless ``args[0]`` is an option or a ``.py``)
+    until ``ready`` accepts a line of its stdout (default: a JSON object line); stop it with
+    SIGTERM (SIGKILL after 10 s). Both pipes are drained while it runs."""
     argv = list(args)
-    if argv and (argv[0] == "-m" or argv[0].endswith(".py")):
+    if argv and (argv[0].startswith("-") or argv[0].endswith(".py")):
         argv = [sys.executable, *argv]
     proc = await asyncio.create_subprocess_exec(
         *pin_prefix(pin),
@@ -96,18 +119,21 @@ async def server_process(
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
         cwd=str(REPO),
     )
+    tail: deque[bytes] = deque(maxlen=50)
+    drains: list[asyncio.Task[None]] = []
     try:
         assert proc.stdout is not None and proc.stderr is not None
-        ready: dict[str, Any] | None = None
-        while ready is None:
+        drains.append(asyncio.create_task(_drain(proc.stderr, tail)))
+        info: dict[str, Any] | None = None
+        while info is None:
             line = await asyncio.wait_for(proc.stdout.readline(), ready_timeout)
             if not line:
-                err = (await proc.stderr.read()).decode(errors="replace")
+                await asyncio.sleep(0)  # let the stderr drain catch up before reporting
+                err = b"".join(tail).decode(errors="replace")
                 raise RuntimeError(f"{' '.join(argv)} exited before it was ready:\n{err[-2000:]}")
-            text = line.decode(errors="replace").strip()
-            if text.startswith("{"):
-                ready = json.loads(text)
-        yield ServerProcess(proc, ready)
+            info = ready(line.decode(errors="replace").strip())
+        drains.append(asyncio.create_task(_drain(proc.stdout, deque(maxlen=50))))
+        yield ServerProcess(proc, info)
     finally:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -118,3 +144,7 @@ async def server_process(
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
+        for task in drains:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

@@ -49,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     # widgets
     "SettlementSelector": "widgets",
     "ChannelStatusPanel": "widgets",
+    "SettlementDashboard": "dashboard",
     "request_faucet_tokens": "channel",
     "routes_frame": "aggregator",
     "hook_permissions": "v4",
@@ -74,6 +75,7 @@ __all__ = [
     "LocalSandbox",
     "Network",
     "PoolKey",
+    "SettlementDashboard",
     "SettlementError",
     "SettlementMethod",
     "SettlementOption",
@@ -112,6 +114,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .aggregator import AggregatorProvider, routes_frame
     from .channel import ChannelProvider, request_faucet_tokens
+    from .dashboard import SettlementDashboard
     from .errors import (
         ConfigurationError,
         SettlementError,

@@ -1164,7 +1164,11 @@ class ChannelProvider:
         amount = int(op.params["amount"])
         token = self._require_asset().token
         await self._ensure_chain()
-        if await self._chain(self.custody.allowance(token)) >= amount:
+        # an approval an earlier run sent is followed to its receipt (by _send_tx), even when
+        # the allowance it set already shows: else it would stay "pending" in the store
+        recorded = self._store.tx_for(op.id, "approve")
+        following = recorded is not None and recorded[1] in ("pending", "confirmed")
+        if not following and await self._chain(self.custody.allowance(token)) >= amount:
             return _StepResult()
         balance = await self._chain(self.custody.token_balance(token))
         if balance < amount:

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from json.decoder import JSONDecodeError
 from typing import Any
 
+import orjson
+
 from ..errors import InvalidFrameError
 
 __all__ = ["dumps", "loads_members"]
@@ -34,6 +36,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, strict=True)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _is_index(key: str) -> bool:
@@ -41,35 +44,77 @@ def _is_index(key: str) -> bool:
 
 
 def _normalise(value: Any) -> Any:
-    """Reject what JS would write differently and order index-like keys like a JS object."""
-    if isinstance(value, str | int) or value is None:  # bool is an int
+    """Reject what JS would write differently and order index-like keys like a JS object.
+
+    Returns ``value`` itself when nothing needs changing (the common case: no copy)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict or kind is list:  # exact types: orjson writes them as json.dumps does
+        return _normalise_container(value)
+    if isinstance(value, str | int):  # subclasses: written as their base type
         return value
     if isinstance(value, float):
         raise InvalidFrameError(
             f"wire values must not be floats ({value!r}): send integers or decimal strings"
         )
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        indexed: list[tuple[int, str]] = []
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidFrameError(f"JSON object keys must be strings, got {key!r}")
-            if _is_index(key):
-                indexed.append((int(key), key))
-            out[key] = _normalise(item)
-        if indexed:
-            first = {k: out[k] for _, k in sorted(indexed)}
-            first.update((k, v) for k, v in out.items() if k not in first)
-            return first
-        return out
+        return _normalise_mapping(value)
     if isinstance(value, list | tuple):
         return [_normalise(item) for item in value]
     raise InvalidFrameError(f"cannot put a {type(value).__name__} into a JSON frame")
 
 
+def _normalise_container(value: dict[Any, Any] | list[Any]) -> Any:
+    if type(value) is list:
+        out_list: list[Any] | None = None
+        for i, item in enumerate(value):
+            norm = _normalise(item)
+            if norm is not item and out_list is None:
+                out_list = list(value[:i])
+            if out_list is not None:
+                out_list.append(norm)
+        return value if out_list is None else out_list
+    assert isinstance(value, dict)
+    for key, item in value.items():
+        if type(key) is not str or (key[:1].isdigit() and _is_index(key)):
+            return _normalise_mapping(value)
+        if _normalise(item) is not item:
+            return _normalise_mapping(value)
+    return value
+
+
+def _normalise_mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    indexed: list[tuple[int, str]] = []
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise InvalidFrameError(f"JSON object keys must be strings, got {key!r}")
+        if _is_index(key):
+            indexed.append((int(key), key))
+        out[key] = _normalise(item)
+    if indexed:
+        first = {k: out[k] for _, k in sorted(indexed)}
+        first.update((k, v) for k, v in out.items() if k not in first)
+        return first
+    return out
+
+
 def dumps(value: Any) -> str:
-    """Compact JSON text equal to JavaScript's ``JSON.stringify(value)``."""
-    text = json.dumps(_normalise(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """Compact JSON text equal to JavaScript's ``JSON.stringify(value)``.
+
+    Written by orjson, whose output for strings, 64-bit integers, ``None``/booleans, lists
+    and ``dict`` is the same text as ``json.dumps(separators=(",", ":"), ensure_ascii=False)``
+    (the tests compare both on every control character and random Unicode); the stdlib
+    encoder takes what orjson refuses (integers beyond 64 bits, lone surrogates, mapping
+    types it does not know). About 10x cheaper on a signing client's hot path.
+    """
+    norm = _normalise(value)
+    try:
+        return orjson.dumps(norm).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        pass
+    text = _ENCODER.encode(norm)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -10,40 +10,18 @@ needed.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import secrets
-import signal
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
-import httpx
 import nbformat
 import pytest
-from playwright.sync_api import Page, Route, expect, sync_playwright
+from browser_helpers import ARTIFACTS, Lab, LoopbackPage, start_lab
+from playwright.sync_api import Page, expect
 
 from settlement_widgets.networks import SEPOLIA
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CID = "0x" + "ab" * 32
 TX = "0x" + "cd" * 32
 C = SEPOLIA.contracts
@@ -65,12 +43,6 @@ CELLS = [
 ]
 
 
-@dataclass
-class Lab:
-    url: str
-    token: str
-
-
 def _write_notebook(root: Path) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)"}
@@ -84,92 +56,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp / "root"
     root.mkdir()
     _write_notebook(root)
-    settings = tmp / "user-settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    # no "get notified about Jupyter news?" toast over the page
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
-    )
-    token = secrets.token_hex(16)
-    env = {
-        **os.environ,
-        "SETTLEMENT_NETWORK": "sepolia",
-        "SETTLEMENT_HOME": str(tmp / "home"),
-        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-        "JUPYTER_CONFIG_DIR": str(tmp / "config"),
-    }
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("jupyter")),
-            "lab",
-            "--no-browser",
-            "--allow-root",
-            "--ServerApp.ip=127.0.0.1",
-            "--ServerApp.port=0",
-            "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-            f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,
-        text=True,
-    )
-    log: list[str] = []
-    ready = threading.Event()
-    found: dict[str, str] = {}
-
-    def read_log() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            log.append(line)
-            m = re.search(r"(http://127\.0\.0\.1:\d+)/lab\?token=", line)
-            if m and not ready.is_set():
-                found["url"] = m.group(1)
-                ready.set()
-        ready.set()  # the process ended: stop waiting
-
-    threading.Thread(target=read_log, daemon=True).start()
-    try:
-        assert ready.wait(90) and "url" in found, "JupyterLab did not start:\n" + "".join(log)
-        r = httpx.get(f"{found['url']}/api/status", params={"token": token}, timeout=10)
-        assert r.status_code == 200
-        yield Lab(found["url"], token)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+    env = {"SETTLEMENT_NETWORK": "sepolia", "SETTLEMENT_HOME": str(tmp / "home")}
+    with start_lab(tmp, root, env) as running:
+        yield running
 
 
 @pytest.fixture
-def lab_page(lab: Lab) -> Iterator[Page]:
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
-    blocked: list[str] = []
-
-    def only_loopback(route: Route) -> None:
-        host = urlsplit(route.request.url).hostname
-        if host in ("127.0.0.1", "localhost") or route.request.url.startswith("data:"):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 1000})
-        pg = context.new_page()
-        pg.route("**/*", only_loopback)
-        try:
-            yield pg
-        finally:
-            context.close()
-            browser.close()
+def lab_page(loopback_page: LoopbackPage) -> Page:
+    return loopback_page.page
 
 
 def test_widgets_render_and_react_in_jupyterlab(lab: Lab, lab_page: Page) -> None:

@@ -33,8 +33,11 @@ def test_the_walkthroughs_exist() -> None:
     names = {p.name for p in NOTEBOOKS}
     assert {
         "01_settlement_methods.ipynb",
+        "02_faucet.ipynb",
+        "03_channel_lifecycle.ipynb",
         "04_v4_contracts.ipynb",
         "05_aggregator_routes.ipynb",
+        "dashboard.ipynb",
     } <= names
 
 

@@ -38,6 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--deterministic", action="store_true")
     p.add_argument("--rpc-url", default=None, help="follow custody events on this chain")
     p.add_argument(
+        "--uvloop",
+        action="store_true",
+        help="run on uvloop when it is installed (else the stdlib loop, with a warning)",
+    )
+    p.add_argument(
         "--broker-key-env",
         default="SETTLEMENT_RELAY_BROKER_KEY",
         help="environment variable holding the broker key (else: stored in the database)",
@@ -88,6 +93,13 @@ async def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            print("uvloop is not installed: running on the asyncio loop", file=sys.stderr)
+        else:
+            return int(uvloop.run(_run(args)))
     return asyncio.run(_run(args))
 
 

@@ -124,10 +124,19 @@ class _RelayConnection(ServerConnection):
 
     on_message: Callable[[bytes], None] | None = None
 
+    #: read size per ``recv``: asyncio's default (256 KiB) is above malloc's mmap threshold,
+    #: so every read of a ~400-byte frame cost an mmap, an mremap and a munmap (strace)
+    READ_SIZE = 64 * 1024
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.early: list[bytes] = []
-        self._parts: list[bytes] = []
+        self._parts: list[Any] = []  # frame payloads (bytes-like)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if hasattr(transport, "max_size"):  # selector transports (uvloop has its own buffer)
+            transport.max_size = self.READ_SIZE
 
     def process_event(self, event: Any) -> None:
         if self.request is None or not isinstance(event, Frame):

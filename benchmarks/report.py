@@ -1,0 +1,373 @@
+"""Turn the measurements into the result JSON and the printed table (pure functions).
+
+The headline keys of ``latest.json`` (issue 12) and how each is derived:
+
+- ``transfer_sequential_tps`` / ``transfer_pipelined_tps``: median over the samples of the
+  first durability mode run (``*_best_tps``: the best sample; this machine is shared, so
+  the best sample is the one least disturbed by other work);
+- ``transfer_sequential_p50_ms`` / ``_p99_ms`` / ``_p999_ms``: over all sequential
+  transfers of that mode;
+- ``cost_ratio_to_floor``: CPU per transfer, client + relay, pipelined, divided by the
+  floor's CPU for the same work measured in the same run: two signatures and two recoveries
+  (raw coincurve) plus one bare websockets echo message (client + server CPU, pipelined).
+  CPU time is the stable measure on a shared machine (performance-floor.md §8.4);
+  ``cost_ratio_sequential_wall`` is the wall-clock version for one transfer in flight
+  (sequential time per transfer / (echo round trip + 2 x (sign + recover) wall));
+- ``signing_ratio_vs_sdk``: frames/s of our library path over the SDK's;
+- ``get_settlement_rps``, ``sandbox_startup_s`` (cold, fresh interpreter), ``import_s``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["TARGETS", "percentile", "render_table", "summarize"]
+
+#: (key, comparison, target) from issue 12; "min" means the value must be >= target
+TARGETS: dict[str, tuple[str, float]] = {
+    "transfer_sequential_tps": ("min", 1500.0),
+    "transfer_sequential_p50_ms": ("max", 0.7),
+    "transfer_sequential_p99_ms": ("max", 3.0),
+    "transfer_pipelined_tps": ("min", 6000.0),
+    "cost_ratio_to_floor": ("max", 2.0),
+    "signing_ratio_vs_sdk": ("min", 3.0),
+    "get_settlement_rps": ("min", 2000.0),
+    "sandbox_startup_s": ("max", 3.0),
+    "import_s": ("max", 0.5),
+}
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of unsorted ``values``."""
+    if not values:
+        raise IndexError("percentile of no values")
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))
+    return float(ordered[rank])
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def _transfer_keys(run: dict[str, Any], latencies_ns: list[int]) -> dict[str, Any]:
+    seq, pipe = run["sequential"], run["pipelined"]
+    lat_ms = [v / 1e6 for v in latencies_ns]
+    return {
+        "transfer_durability": run["durability"],
+        "transfer_sequential_tps": _median([s["tps"] for s in seq]),
+        "transfer_sequential_best_tps": max(s["tps"] for s in seq),
+        "transfer_sequential_p50_ms": percentile(lat_ms, 50),
+        "transfer_sequential_p99_ms": percentile(lat_ms, 99),
+        "transfer_sequential_p999_ms": percentile(lat_ms, 99.9),
+        "transfer_sequential_client_cpu_us": _median([s["client_cpu_us"] for s in seq]),
+        "transfer_sequential_relay_cpu_us": _median([s["relay_cpu_us"] for s in seq]),
+        "transfer_pipelined_tps": _median([s["tps"] for s in pipe]),
+        "transfer_pipelined_best_tps": max(s["tps"] for s in pipe),
+        "transfer_pipelined_client_cpu_us": _median([s["client_cpu_us"] for s in pipe]),
+        "transfer_pipelined_relay_cpu_us": _median([s["relay_cpu_us"] for s in pipe]),
+        "transfer_pipeline_window": run["window"],
+    }
+
+
+def summarize(raw: dict[str, Any]) -> dict[str, Any]:
+    """The flat result dictionary (every headline key present; ``None`` when not measured)."""
+    out: dict[str, Any] = dict.fromkeys(TARGETS)
+    out.update(
+        {
+            "transfer_sequential_p999_ms": None,
+            "transfer_pipelined_client_cpu_us": None,
+            "transfer_pipelined_relay_cpu_us": None,
+            "cost_ratio_sequential_wall": None,
+            "signing_ratio_vs_sdk_lean": None,
+        }
+    )
+    runs = raw.get("transfer_runs") or []
+    if runs:
+        out.update(_transfer_keys(runs[0], raw["transfer_latencies_ns"][0]))
+        library = runs[0].get("library") or {}
+        for key, value in library.items():
+            out[f"transfer_library_{key}"] = value
+        for run, lat in zip(runs[1:], raw["transfer_latencies_ns"][1:], strict=True):
+            extra = _transfer_keys(run, lat)
+            mode = run["durability"]
+            out.update({f"{k}_{mode}": v for k, v in extra.items() if k != "transfer_durability"})
+    floor = raw.get("floor")
+    if floor:
+        crypto, echo = floor["crypto"], floor["echo"]
+        out["floor_sign_us"] = crypto["sign_us"]
+        out["floor_recover_us"] = crypto["recover_us"]
+        rtts = [v / 1e3 for v in echo["sequential_rtt_ns"]]
+        seq_n = len(rtts)
+        out["floor_echo_rtt_p50_us"] = percentile(rtts, 50)
+        out["floor_echo_sequential_rt_per_s"] = seq_n / echo["sequential_wall_s"]
+        out["floor_echo_pipelined_msgs_per_s"] = echo["pipelined_count"] / echo["pipelined_wall_s"]
+        echo_cpu = (echo["pipelined_client_cpu_s"] + echo["pipelined_server_cpu_s"]) / echo[
+            "pipelined_count"
+        ]
+        out["floor_echo_cpu_us"] = echo_cpu * 1e6
+        out["floor_echo_client_cpu_us"] = (
+            echo["pipelined_client_cpu_s"] / echo["pipelined_count"] * 1e6
+        )
+        out["floor_echo_server_cpu_us"] = (
+            echo["pipelined_server_cpu_s"] / echo["pipelined_count"] * 1e6
+        )
+        floor_cpu = 2 * (crypto["sign_us"] + crypto["recover_us"]) + echo_cpu * 1e6
+        out["floor_transfer_cpu_us"] = floor_cpu
+        floor_seq_us = echo["sequential_wall_s"] / seq_n * 1e6 + 2 * (
+            crypto["sign_wall_us"] + crypto["recover_wall_us"]
+        )
+        out["floor_transfer_sequential_us"] = floor_seq_us
+        out["floor_transfer_sequential_tps"] = 1e6 / floor_seq_us
+        if out.get("transfer_pipelined_relay_cpu_us") is not None:
+            ours = out["transfer_pipelined_client_cpu_us"] + out["transfer_pipelined_relay_cpu_us"]
+            out["transfer_pipelined_cpu_us"] = ours
+            out["cost_ratio_to_floor"] = ours / floor_cpu
+            out["cost_ratio_to_floor_client"] = out["transfer_pipelined_client_cpu_us"] / (
+                crypto["sign_us"] + crypto["recover_us"] + out["floor_echo_client_cpu_us"]
+            )
+            out["cost_ratio_to_floor_relay"] = out["transfer_pipelined_relay_cpu_us"] / (
+                crypto["sign_us"] + crypto["recover_us"] + out["floor_echo_server_cpu_us"]
+            )
+            out["cost_ratio_sequential_wall"] = (
+                1e6 / out["transfer_sequential_tps"]
+            ) / floor_seq_us
+    signing = raw.get("signing")
+    if signing:
+        out["signing_ours_fps"] = signing["ours_fps"]
+        out["signing_ours_cpu_us"] = signing["ours_cpu_us"]
+        out["signing_lean_fps"] = signing["lean_fps"]
+        out["signing_sdk_fps"] = signing["sdk_fps"]
+        out["signing_sdk_cpu_us"] = signing["sdk_cpu_us"]
+        out["signing_frames_identical"] = signing["frames_identical"]
+        if signing["sdk_fps"]:
+            out["signing_ratio_vs_sdk"] = signing["ours_fps"] / signing["sdk_fps"]
+            out["signing_ratio_vs_sdk_lean"] = signing["lean_fps"] / signing["sdk_fps"]
+    http = raw.get("http")
+    if http:
+        conc = [v / 1e6 for v in http["concurrent_ns"]]
+        seq = [v / 1e6 for v in http["sequential_ns"]]
+        out["get_settlement_rps"] = len(conc) / http["concurrent_wall_s"]
+        out["get_settlement_p50_ms"] = percentile(conc, 50)
+        out["get_settlement_p99_ms"] = percentile(conc, 99)
+        out["get_settlement_sequential_p50_ms"] = percentile(seq, 50)
+        out["get_settlement_sequential_p99_ms"] = percentile(seq, 99)
+        out["get_settlement_server_cpu_us"] = http["server_cpu_us"]
+        out["get_settlement_connections"] = http["connections"]
+    sandbox = raw.get("sandbox")
+    if sandbox:
+        out["sandbox_startup_s"] = sandbox["cold_s"]
+        out["sandbox_startup_warm_s"] = sandbox["warm_s"]
+        out["sandbox_import_s"] = sandbox["import_s"]
+    if raw.get("import") is not None:
+        out["import_s"] = raw["import"]["median_s"]
+        out["import_samples_s"] = raw["import"]["samples_s"]
+    if raw.get("notebooks") is not None:
+        out["notebooks"] = raw["notebooks"]
+    out["targets"] = {
+        key: {
+            "target": target,
+            "kind": kind,
+            "met": None
+            if out.get(key) is None
+            else (out[key] >= target if kind == "min" else out[key] <= target),
+        }
+        for key, (kind, target) in TARGETS.items()
+    }
+    return out
+
+
+def _fmt(value: Any, unit: str = "", digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "NO"
+    if isinstance(value, int | float):
+        text = f"{value:,.{digits}f}"
+        return f"{text} {unit}".strip()
+    return str(value)
+
+
+def _status(summary: dict[str, Any], key: str) -> str:
+    met = summary["targets"].get(key, {}).get("met")
+    return "" if met is None else ("ok" if met else "MISSED")
+
+
+def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The human-readable table: measured | floor/reference | ratio | target | status."""
+    s = summary
+    rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def row(label: str, value: str, ref: str = "", ratio: str = "", key: str = "") -> None:
+        target = ""
+        if key in TARGETS:
+            kind, goal = TARGETS[key]
+            target = (">= " if kind == "min" else "<= ") + f"{goal:,g}"
+        rows.append((label, value, ref, ratio, target, _status(s, key) if key else ""))
+
+    mode = s.get("transfer_durability") or "-"
+    window = s.get("transfer_pipeline_window") or "-"
+    row(
+        f"transfer, sequential [{mode}]",
+        _fmt(s.get("transfer_sequential_tps"), "/s"),
+        "floor " + _fmt(s.get("floor_transfer_sequential_tps"), "/s"),
+        _fmt(s.get("cost_ratio_sequential_wall"), "x", 2),
+        "transfer_sequential_tps",
+    )
+    row("  best sample", _fmt(s.get("transfer_sequential_best_tps"), "/s"))
+    row(
+        "  latency p50",
+        _fmt(s.get("transfer_sequential_p50_ms"), "ms", 3),
+        "echo RT p50 " + _fmt(s.get("floor_echo_rtt_p50_us"), "us"),
+        key="transfer_sequential_p50_ms",
+    )
+    row(
+        "  latency p99",
+        _fmt(s.get("transfer_sequential_p99_ms"), "ms", 3),
+        key="transfer_sequential_p99_ms",
+    )
+    row("  latency p99.9", _fmt(s.get("transfer_sequential_p999_ms"), "ms", 3))
+    row(
+        "  CPU/transfer client | relay",
+        _fmt(s.get("transfer_sequential_client_cpu_us"), "us")
+        + " | "
+        + _fmt(s.get("transfer_sequential_relay_cpu_us"), "us"),
+    )
+    row(
+        f"transfer, pipelined w={window} [{mode}]",
+        _fmt(s.get("transfer_pipelined_tps"), "/s"),
+        "echo " + _fmt(s.get("floor_echo_pipelined_msgs_per_s"), "msg/s"),
+        key="transfer_pipelined_tps",
+    )
+    row("  best sample", _fmt(s.get("transfer_pipelined_best_tps"), "/s"))
+    row(
+        "  CPU/transfer client | relay",
+        _fmt(s.get("transfer_pipelined_client_cpu_us"), "us")
+        + " | "
+        + _fmt(s.get("transfer_pipelined_relay_cpu_us"), "us"),
+        "floor "
+        + _fmt(
+            s.get("floor_sign_us", 0)
+            + s.get("floor_recover_us", 0)
+            + s.get("floor_echo_client_cpu_us", 0),
+            "us",
+        )
+        + " | "
+        + _fmt(
+            s.get("floor_sign_us", 0)
+            + s.get("floor_recover_us", 0)
+            + s.get("floor_echo_server_cpu_us", 0),
+            "us",
+        )
+        if s.get("floor_sign_us") is not None
+        else "",
+        _fmt(s.get("cost_ratio_to_floor_client"), "x", 2)
+        + " | "
+        + _fmt(s.get("cost_ratio_to_floor_relay"), "x", 2),
+    )
+    row(
+        "  CPU/transfer total (cost ratio)",
+        _fmt(s.get("transfer_pipelined_cpu_us"), "us"),
+        "floor " + _fmt(s.get("floor_transfer_cpu_us"), "us"),
+        _fmt(s.get("cost_ratio_to_floor"), "x", 2),
+        "cost_ratio_to_floor",
+    )
+    if s.get("transfer_library_sequential_tps") is not None:
+        row(
+            "RelayClient (library) seq | pipelined",
+            _fmt(s.get("transfer_library_sequential_tps"), "/s")
+            + " | "
+            + _fmt(s.get("transfer_library_pipelined_tps"), "/s"),
+            "p50 "
+            + _fmt(s.get("transfer_library_sequential_p50_ms"), "ms", 3)
+            + " p99 "
+            + _fmt(s.get("transfer_library_sequential_p99_ms"), "ms", 3),
+        )
+        row(
+            "  CPU/transfer client | relay (pipe)",
+            _fmt(s.get("transfer_library_pipelined_client_cpu_us"), "us")
+            + " | "
+            + _fmt(s.get("transfer_library_pipelined_relay_cpu_us"), "us"),
+        )
+    for extra in ("full", "normal"):
+        if extra != mode and s.get(f"transfer_sequential_tps_{extra}") is not None:
+            row(
+                f"transfer [{extra}] seq | pipelined",
+                _fmt(s.get(f"transfer_sequential_tps_{extra}"), "/s")
+                + " | "
+                + _fmt(s.get(f"transfer_pipelined_tps_{extra}"), "/s"),
+                "p50 "
+                + _fmt(s.get(f"transfer_sequential_p50_ms_{extra}"), "ms", 3)
+                + " p99 "
+                + _fmt(s.get(f"transfer_sequential_p99_ms_{extra}"), "ms", 3),
+            )
+    row(
+        "floor: sign | recover (coincurve)",
+        _fmt(s.get("floor_sign_us"), "us", 1) + " | " + _fmt(s.get("floor_recover_us"), "us", 1),
+    )
+    row(
+        "floor: ws echo seq | pipelined",
+        _fmt(s.get("floor_echo_sequential_rt_per_s"), "RT/s")
+        + " | "
+        + _fmt(s.get("floor_echo_pipelined_msgs_per_s"), "msg/s"),
+        "CPU c+s " + _fmt(s.get("floor_echo_cpu_us"), "us/msg"),
+    )
+    row(
+        "request signing: ours (library)",
+        _fmt(s.get("signing_ours_fps"), "frames/s"),
+        "SDK " + _fmt(s.get("signing_sdk_fps"), "frames/s"),
+        _fmt(s.get("signing_ratio_vs_sdk"), "x", 1),
+        "signing_ratio_vs_sdk",
+    )
+    row(
+        "  lean builder | frames identical",
+        _fmt(s.get("signing_lean_fps"), "frames/s"),
+        "identical: " + _fmt(s.get("signing_frames_identical")),
+        _fmt(s.get("signing_ratio_vs_sdk_lean"), "x", 1),
+    )
+    row(
+        f"GET /api/settlement ({s.get('get_settlement_connections') or '-'} conns)",
+        _fmt(s.get("get_settlement_rps"), "req/s"),
+        "p99 " + _fmt(s.get("get_settlement_p99_ms"), "ms", 2),
+        "",
+        "get_settlement_rps",
+    )
+    row(
+        "  server CPU/request | seq p50",
+        _fmt(s.get("get_settlement_server_cpu_us"), "us"),
+        "p50 " + _fmt(s.get("get_settlement_sequential_p50_ms"), "ms", 2),
+    )
+    row(
+        "sandbox start-up, cold (in-process)",
+        _fmt(s.get("sandbox_startup_s"), "s", 2),
+        "warm " + _fmt(s.get("sandbox_startup_warm_s"), "s", 2),
+        "",
+        "sandbox_startup_s",
+    )
+    row("import settlement_widgets", _fmt(s.get("import_s"), "s", 3), "", "", "import_s")
+    for name, nb in (s.get("notebooks") or {}).items():
+        row(
+            f"notebook {name}",
+            _fmt(nb.get("seconds"), "s", 1),
+            "" if nb.get("passed") else "FAILED",
+        )
+    headers = ("measure", "measured", "floor / reference", "ratio", "target", "")
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(6)]
+    line = "  ".join("-" * w for w in widths)
+    out = [
+        "settlement_widgets benchmarks  "
+        + "  ".join(f"{k}={v}" for k, v in meta.items() if k in ("date", "quick", "loops", "load")),
+        line,
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)),
+        line,
+    ]
+    for r in rows:
+        out.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    out.append(line)
+    durability = meta.get("durability_note")
+    if durability:
+        out.append(f"durability [{mode}]: {durability}")
+    return "\n".join(out)

@@ -1,0 +1,630 @@
+"""``SettlementDashboard``: the selector, the status panel and real actions, as one app.
+
+It is what ``notebooks/dashboard.ipynb`` shows as a Voila app: pick a method on the
+``SettlementSelector``, and the action bar below offers what that method can do here:
+
+* ``channel``: ask the faucet for test tokens, open a channel with the relay's broker,
+  transfer off-chain, close it (the ``ChannelStatusPanel`` follows the channel live);
+* ``v4``: settle a signed intent through the policy hook (the panel shows the settlement);
+* ``aggregator``: rank LI.FI routes (recorded data unless a live provider is given).
+
+Button callbacks never block and never nest event loops: a click schedules the action's
+coroutine on the kernel's running loop (DESIGN §3, no ``nest_asyncio``) and returns. One
+action runs at a time; the buttons are disabled meanwhile and a progress bar moves. What
+happened goes to the activity log (escaped text, links only to http(s) explorer URLs);
+a :class:`~settlement_widgets.errors.SettlementError` is logged as a message the user can
+act on, anything else also lands in :attr:`SettlementDashboard.errors` with its traceback.
+
+Which buttons are enabled is the pure :func:`enabled_actions`; the log's HTML is the pure
+:func:`render_log_html`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import ipywidgets
+
+from .errors import SettlementError, SettlementValueError, UnknownOptionError
+from .methods import validate_method
+from .networks import Network
+from .widgets import ChannelStatusPanel, ErrorOutput, SettlementSelector
+from .widgets.viewmodels import PROP_NAMES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .aggregator import AggregatorProvider
+    from .channel.models import Channel
+    from .channel.provider import ChannelProvider
+    from .notebook import NotebookSession
+    from .v4 import V4Provider
+    from .wallet import WalletClient
+
+__all__ = [
+    "ACTIONS",
+    "ActionState",
+    "LogLine",
+    "SettlementDashboard",
+    "enabled_actions",
+    "render_log_html",
+]
+
+Action = Literal[
+    "faucet", "open_channel", "transfer", "close_channel", "settle_intent", "show_routes"
+]
+#: the actions of each method, in the order their buttons appear
+ACTIONS: Final[dict[str, tuple[Action, ...]]] = {
+    "channel": ("faucet", "open_channel", "transfer", "close_channel"),
+    "v4": ("settle_intent",),
+    "aggregator": ("show_routes",),
+}
+_EXPECTED_SECONDS: Final[dict[Action, float]] = {
+    "faucet": 2,
+    "open_channel": 4,
+    "transfer": 1,
+    "close_channel": 5,
+    "settle_intent": 6,
+    "show_routes": 1,
+}
+_MAX_LOG_LINES: Final = 50
+#: the route the aggregator action ranks: 100 USDC Arbitrum -> Optimism (no funds needed)
+ROUTE_REQUEST: Final = (42161, 10, "USDC", "USDC", 100 * 10**6)
+ONE_V4_TOKEN: Final = 10**18
+
+
+# --- pure parts ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ActionState:
+    """What decides which buttons are enabled: an action running, an active channel."""
+
+    busy: bool = False
+    channel_status: str | None = None
+
+
+def enabled_actions(state: ActionState) -> frozenset[Action]:
+    """The actions a click may start in ``state`` (none while another one runs).
+
+    A channel is opened only when none is open (the relay allows one per asset), transfers
+    need an active channel, and a channel in dispute can still be closed (after its
+    challenge period; the provider says when).
+    """
+    if state.busy:
+        return frozenset()
+    allowed: set[Action] = {"faucet", "settle_intent", "show_routes"}
+    status = state.channel_status
+    if status in (None, "final"):
+        allowed.add("open_channel")
+    if status == "active":
+        allowed.add("transfer")
+    if status in ("active", "dispute"):
+        allowed.add("close_channel")
+    return frozenset(allowed)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One entry of the activity log; ``href`` is linked only when it is http(s)."""
+
+    level: Literal["info", "ok", "error"]
+    text: str
+    href: str | None = None
+    link_text: str | None = None
+
+
+_LEVEL_COLOURS: Final = {"info": "#cbd5e1", "ok": "#22c55e", "error": "#ef4444"}
+
+
+def render_log_html(lines: tuple[LogLine, ...] | list[LogLine]) -> str:
+    """The activity log, newest last; every text escaped, links only to http(s) URLs."""
+    if not lines:
+        return '<div class="sw-log" data-empty="true"></div>'
+    rows = []
+    for line in lines:
+        colour = _LEVEL_COLOURS[line.level]
+        text = html.escape(line.text)
+        link = ""
+        if line.href and line.href.startswith(("http://", "https://")):
+            shown = html.escape(line.link_text or line.href)
+            link = (
+                f' <a href="{html.escape(line.href, quote=True)}" target="_blank" '
+                f'rel="noopener noreferrer" style="color:#38bdf8">{shown}</a>'
+            )
+        rows.append(
+            f'<div class="sw-log-line" data-level="{line.level}" '
+            f'style="color:{colour};font-family:ui-monospace,monospace;font-size:12px;'
+            f'white-space:pre-wrap">{text}{link}</div>'
+        )
+    return '<div class="sw-log">' + "".join(rows) + "</div>"
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= 20 else f"{value[:10]}...{value[-8:]}"
+
+
+# --- the app ---------------------------------------------------------------------------------
+
+
+_LABELS: Final[dict[Action, str]] = {
+    "faucet": "Faucet",
+    "open_channel": "Open channel",
+    "transfer": "Transfer",
+    "close_channel": "Close channel",
+    "settle_intent": "Settle an intent",
+    "show_routes": "Show best routes",
+}
+
+
+class SettlementDashboard(ipywidgets.VBox):
+    """Selector + action bar + status panel + activity log, acting as ``user`` on ``network``.
+
+    ``operator`` owns the v4 hook and adapter (registers policies and, by default, settles as
+    solver); ``solver`` settles intents when it is another wallet (authorised once by the
+    operator); ``recipient`` receives the off-chain transfers (default: the relay's broker);
+    ``aggregator`` ranks routes (default: :meth:`AggregatorProvider.recorded`);
+    ``transfer_amount`` is in the channel asset's smallest units (default: one token).
+    The faucet, relay and explorer are always the network's. Use :meth:`from_session` in a
+    notebook.
+    """
+
+    def __init__(
+        self,
+        network: Network,
+        user: WalletClient,
+        *,
+        operator: WalletClient | None = None,
+        solver: WalletClient | None = None,
+        recipient: str | None = None,
+        aggregator: AggregatorProvider | None = None,
+        transfer_amount: int | None = None,
+        selected: str = "channel",
+    ) -> None:
+        from .addresses import validate_address
+        from .channel.lifecycle import units
+
+        if not isinstance(network, Network):
+            raise SettlementValueError(
+                f"network must be a Network (session.network), got {type(network).__name__}"
+            )
+        self.network = network
+        self.user = user
+        self.operator = operator
+        self.solver = solver
+        self.recipient = (
+            None if recipient is None else validate_address(recipient, field="recipient")
+        )
+        self.transfer_amount = (
+            10**network.asset_decimals
+            if transfer_amount is None
+            else units(transfer_amount, "transfer_amount")
+        )
+        self._aggregator = aggregator
+        self._channel_provider: ChannelProvider | None = None
+        self._user_v4: V4Provider | None = None
+        self._operator_v4: V4Provider | None = None
+        self._solver_v4: V4Provider | None = None
+        self._solver_authorised = False
+        self._intents = 0
+        self._channel: Channel | None = None
+        self._v4_tx: str | None = None
+        self._busy = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._activity: list[LogLine] = []
+
+        self.selector = SettlementSelector(selected=validate_method(selected), network=network)
+        self.panel = ChannelStatusPanel(network=network)
+        self.errors = ErrorOutput("SettlementDashboard")
+        self.buttons: dict[Action, ipywidgets.Button] = {}
+        self._bars: dict[str, ipywidgets.HBox] = {}
+        for method, actions in ACTIONS.items():
+            row = []
+            for action in actions:
+                button = ipywidgets.Button(description=self._label(action), tooltip=action)
+                button.add_class("sw-action")
+                button.add_class(f"sw-action-{action.replace('_', '-')}")
+                button.on_click(lambda _b, a=action: self.click(a))
+                self.buttons[action] = button
+                row.append(button)
+            bar = ipywidgets.HBox(row)
+            bar.add_class("sw-actions")
+            bar.add_class(f"sw-actions-{method}")
+            self._bars[method] = bar
+        self._progress = ipywidgets.Box()
+        self._progress.add_class("sw-progress")
+        self._status = ipywidgets.HTML("")
+        self._status.add_class("sw-dashboard-status")
+        self._routes = ipywidgets.HTML("")
+        self._routes.add_class("sw-routes")
+        self._activity_html = ipywidgets.HTML(render_log_html([]))
+        self._activity_html.add_class("sw-log-html")
+        super().__init__(
+            children=[
+                self.selector,
+                *self._bars.values(),
+                ipywidgets.HBox([self._progress, self._status]),
+                self.panel,
+                self._routes,
+                self._activity_html,
+                self.errors,
+            ]
+        )
+        self.add_class("sw-dashboard")
+        self.selector.observe(self._on_selected, names=["selected"])
+        self._on_selected()
+
+    @classmethod
+    def from_session(cls, session: NotebookSession, **kwargs: Any) -> SettlementDashboard:
+        """The dashboard of a notebook session: its user acts, its operator owns v4, and a
+        second wallet (when the session has one) receives the transfers."""
+        others = [w for w in session.wallets if w.address != session.user.address]
+        kwargs.setdefault("operator", session.operator)
+        if others:
+            kwargs.setdefault("recipient", others[0].address)
+        return cls(session.network, session.user, **kwargs)
+
+    # --- state --------------------------------------------------------------------------
+
+    @property
+    def channel(self) -> Channel | None:
+        """The channel the dashboard works on (the latest one opened)."""
+        return self._channel
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    @property
+    def activity(self) -> tuple[LogLine, ...]:
+        """The activity log's entries, oldest first (``log`` is the widget's logger)."""
+        return tuple(self._activity)
+
+    @property
+    def routes_html(self) -> str:
+        return str(self._routes.value)
+
+    def state(self) -> ActionState:
+        status = self._channel.status if self._channel is not None else None
+        return ActionState(busy=self._busy, channel_status=status)
+
+    def __repr__(self) -> str:
+        channel = self._channel.status if self._channel is not None else None
+        return (
+            f"SettlementDashboard(selected={self.selector.selected!r}, "
+            f"network={self.network.name!r}, channel={channel!r})"
+        )
+
+    # --- clicks -------------------------------------------------------------------------
+
+    def click(self, action: str) -> asyncio.Task[None] | None:
+        """What a click on ``action``'s button does: schedule the action on the running loop
+        and return its task (None when it is not enabled now or no loop runs)."""
+        if action not in _EXPECTED_SECONDS:
+            raise UnknownOptionError(
+                f"unknown dashboard action {action!r}; valid: {', '.join(_EXPECTED_SECONDS)}"
+            )
+        act: Action = action  # type: ignore[assignment]
+        if act not in enabled_actions(self.state()):
+            self._add_log(LogLine("info", f"{self._label(act)} is not available right now"))
+            return None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.errors.report(
+                SettlementError("no event loop is running: the dashboard needs a Jupyter kernel"),
+                act,
+            )
+            return None
+        self._set_busy(True, act)
+        task = loop.create_task(self._run(act, getattr(self, act)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def wait_idle(self, timeout: float = 120.0) -> None:
+        """Wait until the scheduled actions have finished (for tests and scripts)."""
+        async with asyncio.timeout(timeout):
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _run(self, action: Action, run: Callable[[], Awaitable[None]]) -> None:
+        from .notebook import ProgressBar
+
+        bar = ProgressBar(self._label(action), _EXPECTED_SECONDS[action])
+        self._progress.children = (bar.widget,)
+        bar.start()
+        ok = False
+        try:
+            await run()
+            ok = True
+        except SettlementError as exc:
+            self._add_log(LogLine("error", f"{self._label(action)} failed: {exc}"))
+        except Exception as exc:  # a bug, not a user error: keep the traceback visible
+            self._add_log(LogLine("error", f"{self._label(action)} failed: {exc!r}"))
+            self.errors.report(exc, action)
+        finally:
+            bar.finish(ok)
+            self._set_busy(False, action)
+
+    def _set_busy(self, busy: bool, action: Action) -> None:
+        self._busy = busy
+        self._status.value = (
+            f'<span style="color:#94a3b8">working: {html.escape(self._label(action))}…</span>'
+            if busy
+            else ""
+        )
+        self._refresh_buttons()
+
+    def _refresh_buttons(self) -> None:
+        allowed = enabled_actions(self.state())
+        for action, button in self.buttons.items():
+            button.disabled = action not in allowed
+            button.description = self._label(action)
+
+    def _label(self, action: Action) -> str:
+        if action == "transfer":
+            amount = self.transfer_amount / 10**self.network.asset_decimals
+            return f"Transfer {amount:g} {self.network.asset_symbol}"
+        if action == "show_routes":
+            recorded = self._aggregator is None or self._aggregator.is_recorded
+            return "Show best routes" + (" (recorded)" if recorded else "")
+        return _LABELS[action]
+
+    def _add_log(self, line: LogLine) -> None:
+        self._activity.append(line)
+        del self._activity[:-_MAX_LOG_LINES]
+        self._activity_html.value = render_log_html(self._activity)
+
+    def _tx_line(self, text: str, tx_hash: str, url: str | None) -> LogLine:
+        return LogLine("ok", text, url, _short(tx_hash))
+
+    def _on_selected(self, _change: object = None) -> None:
+        method = self.selector.selected
+        for name, bar in self._bars.items():
+            bar.layout.display = None if name == method else "none"
+        self._routes.layout.display = None if method == "aggregator" else "none"
+        self._show_panel(method)
+        self._refresh_buttons()
+
+    def _show_panel(self, method: str) -> None:
+        cleared = dict.fromkeys(PROP_NAMES)
+        if method == "channel" and self._channel is not None and self._channel_provider:
+            self.panel.bind(self._channel_provider, self._channel.id)
+        elif method == "v4":
+            self.panel.unbind()
+            self.panel.update(**{**cleared, "provider": "v4", "settlement_tx": self._v4_tx})
+        else:
+            self.panel.unbind()
+            self.panel.update(**cleared)
+
+    # --- channel ------------------------------------------------------------------------
+
+    async def _channels(self) -> ChannelProvider:
+        if self._channel_provider is None:
+            from .channel import ChannelConfig, ChannelProvider
+
+            provider = ChannelProvider(ChannelConfig.from_network(self.network), self.user)
+            await provider.connect()
+            provider.on("channel_updated", self._on_channel)
+            self._channel_provider = provider
+            open_ = [c for c in provider.channels() if c.status != "final"]
+            if open_:  # a channel left open by an earlier session of this wallet
+                self._track(open_[-1])
+        return self._channel_provider
+
+    def _on_channel(self, channel: Channel) -> None:
+        if self._channel is not None and channel.id == self._channel.id:
+            self._channel = channel
+            self._refresh_buttons()
+
+    def _track(self, channel: Channel) -> None:
+        self._channel = channel
+        if self.selector.selected == "channel" and self._channel_provider is not None:
+            self.panel.bind(self._channel_provider, channel.id)
+        self._refresh_buttons()
+
+    async def _off_chain(self, provider: ChannelProvider) -> str:
+        units_ = (await provider.balances()).get(provider.asset, 0)
+        return f"{units_ / 10**self.network.asset_decimals:g} {provider.asset}"
+
+    async def faucet(self) -> None:
+        """Ask the network's faucet for test tokens (an off-chain credit)."""
+        from .channel import request_faucet_tokens
+
+        provider = await self._channels()
+        answer = await request_faucet_tokens(self.user.address, self.network)
+        self._add_log(
+            LogLine(
+                "ok",
+                f"faucet: +{answer.get('amount')} {answer.get('asset')} off-chain; "
+                f"balance {await self._off_chain(provider)}",
+            )
+        )
+
+    async def open_channel(self) -> None:
+        """Open a channel with the relay's broker (``Custody.create``, no deposit: transfers
+        spend the off-chain balance, and closing settles it into the wallet)."""
+        provider = await self._channels()
+        broker = provider.broker_address
+        assert broker is not None and self.network.token is not None
+        channel = await provider.create_channel(broker, self.network.token, 0)
+        self._track(channel)
+        tx = channel.tx_hashes.get("create")
+        line = f"channel {_short(channel.id)} opened with the broker {_short(broker)}:"
+        if tx is not None:
+            self._add_log(self._tx_line(line, tx, self.network.explorer.tx_url(tx)))
+        else:
+            self._add_log(LogLine("ok", line))
+
+    async def transfer(self) -> None:
+        """Send ``transfer_amount`` to ``recipient`` off-chain: instant, no gas."""
+        provider = await self._channels()
+        channel = self._channel
+        assert channel is not None
+        to = self.recipient or provider.broker_address
+        assert to is not None
+        sent = await provider.transfer(channel.id, self.transfer_amount, to)
+        amount = sent.amount / 10**self.network.asset_decimals
+        self._add_log(
+            LogLine(
+                "ok",
+                f"transfer {sent.id}: {amount:g} {sent.asset} to {_short(to)}, gas 0; "
+                f"balance {await self._off_chain(provider)}",
+            )
+        )
+
+    async def close_channel(self) -> None:
+        """Close the channel on chain and withdraw what it paid out."""
+        provider = await self._channels()
+        channel = self._channel
+        assert channel is not None
+        tx = await provider.close_channel(channel.id)
+        self._track(provider.get_channel(channel.id))
+        self._add_log(self._tx_line("channel closed on chain:", tx.hash, tx.explorer_url))
+        if tx.withdrawal is not None:
+            self._add_log(
+                self._tx_line(
+                    "withdrawn to the wallet:", tx.withdrawal.hash, tx.withdrawal.explorer_url
+                )
+            )
+
+    # --- v4 -----------------------------------------------------------------------------
+
+    def _v4(self) -> tuple[V4Provider, V4Provider, V4Provider]:
+        if self._user_v4 is None:
+            from .v4 import V4Provider
+
+            operator = self.operator or self.user
+            self._user_v4 = V4Provider(self.user, network=self.network)
+            self._operator_v4 = V4Provider(operator, network=self.network)
+            self._solver_v4 = V4Provider(self.solver or operator, network=self.network)
+        assert self._operator_v4 is not None and self._solver_v4 is not None
+        return self._user_v4, self._operator_v4, self._solver_v4
+
+    async def settle_intent(self) -> None:
+        """Sign an intent (sell 1 token for at least 0.95), register its policy, settle it.
+
+        Where the deployment cannot settle (the deployed Sepolia hook cannot hold policies),
+        the diagnosis is logged instead and nothing is sent.
+        """
+        from .chain_clock import chain_time
+        from .v4 import Intent, PoolKey, intent_id
+
+        user, operator, solver = self._v4()
+        report = await operator.inspect()
+        profile = self.network.extra.get("v4")
+        if not report.can_settle or not profile:
+            why = str(report) or f"no policy-hook pool is configured for {self.network.name}"
+            self._add_log(LogLine("error", f"cannot settle on {self.network.name}: {why}"))
+            return
+        pool = PoolKey.from_json(profile["poolKey"])
+        if self.solver is not None and not self._solver_authorised:
+            await operator.set_authorized_solver(solver.wallet.address)
+            self._solver_authorised = True
+        token_in, token_out = pool.currency0, pool.currency1
+        if await user.balance_of(token_in) < ONE_V4_TOKEN:
+            await self._mint_test_token(token_in)
+        await user.approve_adapter(token_in, ONE_V4_TOKEN)
+        self._intents += 1
+        deadline = await chain_time(self.user.w3) + 3600
+        intent = Intent(
+            id=intent_id(f"dashboard intent {self.user.address} {self._intents}"),
+            user=self.user.address,
+            token_in=token_in,
+            token_out=token_out,
+            amount_in=ONE_V4_TOKEN,
+            min_amount_out=95 * ONE_V4_TOKEN // 100,
+            deadline=deadline,
+        )
+        await operator.register_policy(
+            intent.id,
+            intent.min_amount_out,
+            deadline,
+            reference_amount_out=ONE_V4_TOKEN,
+            max_slippage_bps=100,
+        )
+        signed = await user.sign_intent(intent)
+        before = await user.balance_of(token_out)
+        tx = await solver.settle_intent(signed, pool, 99 * ONE_V4_TOKEN // 100)
+        received = (await user.balance_of(token_out) - before) / ONE_V4_TOKEN
+        self._v4_tx = tx.hash
+        if self.selector.selected == "v4":
+            self._show_panel("v4")
+        self._add_log(
+            self._tx_line(
+                f"intent {_short(intent.id)} settled: 1 sold, {received:.6f} received:",
+                tx.hash,
+                tx.explorer_url,
+            )
+        )
+
+    async def _mint_test_token(self, token: str) -> None:
+        """Mint the sandbox's open-mint ``V4TestToken`` to the user (a test token only)."""
+        from .contracts import load_artifact
+
+        abi = load_artifact("V4TestToken").abi
+        contract = self.user.w3.eth.contract(address=token, abi=abi)  # type: ignore[call-overload]
+        await self.user.transact(
+            contract.functions.mint(self.user.address, 10 * ONE_V4_TOKEN), abis=[abi]
+        )
+
+    # --- aggregator ---------------------------------------------------------------------
+
+    async def show_routes(self) -> None:
+        """Rank the routes of 100 USDC Arbitrum -> Optimism (recorded data by default)."""
+        if self._aggregator is None:
+            from .aggregator import AggregatorProvider
+
+            self._aggregator = AggregatorProvider.recorded()
+        provider = self._aggregator
+        sender = self.user.address
+        frame = await provider.routes_frame(*ROUTE_REQUEST, sender)
+        self._routes.value = _routes_html(frame, recorded=provider.is_recorded)
+        best = frame.iloc[0]
+        source = "recorded data" if provider.is_recorded else "live"
+        self._add_log(
+            LogLine(
+                "ok",
+                f"{len(frame)} routes ranked ({source}); best: {best['tools']}, "
+                f"net ${float(best['net_usd']):.2f}",
+            )
+        )
+
+    # --- closing ------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Wait for running actions, then close the providers' connections."""
+        await self.wait_idle()
+        self.panel.unbind()
+        if self._channel_provider is not None:
+            await self._channel_provider.close()
+        if self._aggregator is not None:
+            await self._aggregator.close()
+
+
+def _routes_html(frame: pd.DataFrame, *, recorded: bool) -> str:
+    columns = [
+        c
+        for c in (
+            "rank",
+            "tools",
+            "to_amount_units",
+            "fees_usd",
+            "gas_usd",
+            "net_usd",
+            "duration_s",
+        )
+        if c in frame.columns
+    ]
+    table = frame[columns].to_html(index=False, escape=True, float_format=lambda v: f"{v:.2f}")
+    label = "RECORDED DATA, not live rates" if recorded else "LIVE rates from the LI.FI API"
+    colour = "#eab308" if recorded else "#22c55e"
+    return (
+        f'<div class="sw-routes-table"><div style="color:{colour};font-weight:600">'
+        f"{html.escape(label)}: 100 USDC Arbitrum → Optimism</div>{table}</div>"
+    )

@@ -1,0 +1,149 @@
+"""``python -m benchmarks --quick`` runs end to end and writes a complete, well-typed JSON.
+
+A smoke test, not a measurement: nothing here asserts on timings (the machine is shared).
+It checks that every section ran (exit status 0), that every key issue 12 asks for is present
+with a sane type, that the SDK and our library signed byte-identical frames, and that the
+printed table carries the headline rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.interop]
+
+REPO = Path(__file__).resolve().parents[2]
+
+POSITIVE_NUMBERS = (
+    "transfer_sequential_tps",
+    "transfer_sequential_p50_ms",
+    "transfer_sequential_p99_ms",
+    "transfer_sequential_p999_ms",
+    "transfer_sequential_client_cpu_us",
+    "transfer_sequential_relay_cpu_us",
+    "transfer_pipelined_tps",
+    "transfer_pipelined_client_cpu_us",
+    "transfer_pipelined_relay_cpu_us",
+    "cost_ratio_to_floor",
+    "cost_ratio_sequential_wall",
+    "floor_sign_us",
+    "floor_recover_us",
+    "floor_echo_rtt_p50_us",
+    "floor_echo_pipelined_msgs_per_s",
+    "floor_transfer_cpu_us",
+    "signing_ours_fps",
+    "signing_sdk_fps",
+    "signing_ratio_vs_sdk",
+    "get_settlement_rps",
+    "get_settlement_p99_ms",
+    "sandbox_startup_s",
+    "import_s",
+)
+
+
+def _positive(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
+    out = tmp_path_factory.mktemp("bench") / "latest.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--pipeline", "32", "--json", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"
+    return json.loads(out.read_text()), proc.stdout
+
+
+def test_every_headline_key_is_a_positive_number(quick_run: tuple[dict[str, Any], str]) -> None:
+    result, _ = quick_run
+    bad = {key: result.get(key) for key in POSITIVE_NUMBERS if not _positive(result.get(key))}
+    assert bad == {}
+    assert result["errors"] == {}
+
+
+def test_the_percentiles_and_counts_are_consistent(quick_run: tuple[dict[str, Any], str]) -> None:
+    result, _ = quick_run
+    assert (
+        result["transfer_sequential_p50_ms"]
+        <= result["transfer_sequential_p99_ms"]
+        <= result["transfer_sequential_p999_ms"]
+    )
+    assert result["transfer_pipeline_window"] == 32
+    run = result["details"]["transfer_runs"][0]
+    assert run["durability"] == result["transfer_durability"] == "normal"
+    assert "COMMIT" in run["durability_note"]
+    for sample in run["sequential"] + run["pipelined"]:
+        assert sample["count"] > 0 and sample["tps"] > 0
+        assert sample["client_cpu_us"] > 0 and sample["relay_cpu_us"] > 0
+
+
+def test_sdk_and_library_frames_are_byte_identical(quick_run: tuple[dict[str, Any], str]) -> None:
+    result, _ = quick_run
+    assert result["signing_frames_identical"] is True
+    assert "nitrolite" in result["details"]["signing"]["sdk_versions"]
+
+
+def test_targets_and_meta_are_recorded(quick_run: tuple[dict[str, Any], str]) -> None:
+    result, _ = quick_run
+    assert set(result["targets"]) >= {
+        "transfer_sequential_tps",
+        "transfer_pipelined_tps",
+        "cost_ratio_to_floor",
+        "signing_ratio_vs_sdk",
+        "get_settlement_rps",
+        "sandbox_startup_s",
+        "import_s",
+    }
+    for entry in result["targets"].values():
+        assert isinstance(entry["met"], bool)
+        assert entry["kind"] in ("min", "max")
+    meta = result["meta"]
+    assert meta["quick"] is True and meta["loops"] in ("asyncio", "uvloop")
+    assert "notebooks" not in result  # --quick skips them
+
+
+def test_the_table_is_printed(quick_run: tuple[dict[str, Any], str]) -> None:
+    _, stdout = quick_run
+    for label in (
+        "transfer, sequential",
+        "transfer, pipelined",
+        "CPU/transfer total (cost ratio)",
+        "floor: sign | recover",
+        "floor: ws echo",
+        "request signing",
+        "GET /api/settlement",
+        "sandbox start-up",
+        "import settlement_widgets",
+    ):
+        assert label in stdout
+
+
+def test_bad_flags_are_refused_with_a_clear_message() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--only", "nonsense"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "unknown section(s) nonsense" in proc.stderr

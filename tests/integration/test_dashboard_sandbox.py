@@ -1,0 +1,145 @@
+"""``SettlementDashboard`` on a real local sandbox, driven the way a browser drives it: button
+clicks (``Button.click()`` runs the same handlers) inside a running event loop, which schedule
+the actions as tasks. Every claim is checked against the relay (the recipient's own provider),
+the chain (receipts, custody status, token balances) or the v4 adapter."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from settlement_widgets.channel import ChannelConfig, ChannelProvider
+from settlement_widgets.dashboard import SettlementDashboard
+from settlement_widgets.erc7824.types import ChannelStatus
+from settlement_widgets.sandbox import LocalSandbox
+from settlement_widgets.v4 import PoolKey, V4Provider
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+U = 10**6
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def sandbox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LocalSandbox]:
+    async with LocalSandbox(wallets=4, data_dir=tmp_path_factory.mktemp("sandbox")) as sb:
+        yield sb
+
+
+def _board(sb: LocalSandbox, index: int, **kwargs: object) -> SettlementDashboard:
+    assert sb.chain is not None
+    return SettlementDashboard(
+        sb.network,
+        sb.wallets[index],
+        operator=sb.chain.wallet(0),
+        recipient=sb.wallets[3].address,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+async def _click(board: SettlementDashboard, action: str) -> None:
+    before = len(board.activity)
+    board.buttons[action].click()  # type: ignore[index]
+    assert board.busy, "a click schedules the action and returns at once"
+    assert all(b.disabled for b in board.buttons.values()), "one action at a time"
+    await board.wait_idle(timeout=60)
+    assert not board.busy
+    new = board.activity[before:]
+    assert new and all(line.level == "ok" for line in new), new
+
+
+async def test_channel_actions_open_transfer_close(sandbox: LocalSandbox) -> None:
+    board = _board(sandbox, 0)
+    recipient = ChannelProvider(ChannelConfig.from_network(sandbox.network), sandbox.wallets[3])
+    try:
+        start = (await recipient.balances()).get("ytest.usd", 0)
+        await _click(board, "faucet")
+        assert "faucet: +10 ytest.usd off-chain; balance 10 ytest.usd" in board.activity[-1].text
+        await _click(board, "open_channel")
+        channel = board.channel
+        assert channel is not None and channel.status == "active"
+        assert board.panel.channel_id == channel.id and board.panel.channel_status == "active"
+        assert board.panel.binding is not None and board.panel.binding.active
+        assert board.activity[-1].href == sandbox.network.explorer.tx_url(
+            channel.tx_hashes["create"]
+        )
+        assert board.buttons["open_channel"].disabled and not board.buttons["transfer"].disabled
+
+        await _click(board, "transfer")
+        await _click(board, "transfer")
+        assert (await recipient.balances())["ytest.usd"] == start + 2 * U
+        assert "gas 0; balance 8 ytest.usd" in board.activity[-1].text
+
+        await _click(board, "close_channel")
+        closed = board.channel
+        assert closed is not None and closed.status == "final"
+        assert board.panel.channel_status == "final"
+        assert board.panel.settlement_tx == closed.settlement_tx
+        assert board.activity[-2].href == sandbox.network.explorer.tx_url(closed.settlement_tx)
+        receipt = await sandbox.wallets[0].w3.eth.get_transaction_receipt(closed.settlement_tx)
+        assert receipt["status"] == 1
+        custody = sandbox.custody(sandbox.wallets[0])
+        assert await custody.channel_status(closed.id) == ChannelStatus.VOID
+        assert not board.buttons["open_channel"].disabled and board.buttons["transfer"].disabled
+        assert board.errors.messages == ()
+    finally:
+        await recipient.close()
+        await board.aclose()
+
+
+async def test_v4_settles_intents_through_the_policy_hook(sandbox: LocalSandbox) -> None:
+    assert sandbox.chain is not None
+    solver = sandbox.wallets[2]
+    board = _board(sandbox, 1, solver=solver, selected="v4")
+    user = V4Provider(sandbox.wallets[1], network=sandbox.network)
+    pool = PoolKey.from_json(sandbox.network.extra["v4"]["poolKey"])
+    try:
+        before = await user.balance_of(pool.currency1)
+        await _click(board, "settle_intent")
+        await _click(board, "settle_intent")
+        received = await user.balance_of(pool.currency1) - before
+        assert received > 2 * 95 * 10**18 // 100  # two intents, each at least minAmountOut
+        tx = board.panel.settlement_tx
+        assert board.panel.provider == "v4" and tx is not None
+        assert board.activity[-1].href == sandbox.network.explorer.tx_url(tx)
+        receipt = await solver.w3.eth.get_transaction_receipt(tx)
+        assert receipt["status"] == 1 and receipt["from"] == solver.address
+        assert "settled: 1 sold" in board.activity[-1].text
+    finally:
+        await board.aclose()
+
+
+async def test_routes_are_ranked_from_recorded_data(sandbox: LocalSandbox) -> None:
+    board = _board(sandbox, 0, selected="aggregator")
+    try:
+        await _click(board, "show_routes")
+        assert "RECORDED DATA, not live rates" in board.routes_html
+        assert board.routes_html.count("</tr>") == 5  # header + 4 routes
+        assert "4 routes ranked (recorded data); best: relay" in board.activity[-1].text
+    finally:
+        await board.aclose()
+
+
+async def test_a_failing_action_is_logged_and_the_buttons_come_back(
+    sandbox: LocalSandbox,
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    broken = dataclasses.replace(
+        sandbox.network, faucet_url=f"http://127.0.0.1:{port}/faucet/requestTokens"
+    )
+    board = SettlementDashboard(broken, sandbox.wallets[2])
+    try:
+        board.buttons["faucet"].click()
+        await board.wait_idle(timeout=60)
+        (line,) = board.activity
+        assert line.level == "error"
+        assert line.text.startswith("Faucet failed: the faucet at http://127.0.0.1:")
+        assert "unreachable" in line.text
+        assert not board.busy and not board.buttons["faucet"].disabled
+        assert board.errors.messages == ()  # a user-facing error, not a bug
+    finally:
+        await board.aclose()

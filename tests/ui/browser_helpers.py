@@ -1,0 +1,162 @@
+"""What the browser tests share: a throwaway JupyterLab on 127.0.0.1 and a Chromium page that
+can only reach loopback (the fixture is in ``conftest.py``).
+
+:func:`start_lab` runs ``jupyter lab`` (with Voila's server extension, so
+``/voila/render/<notebook>`` works too) on a free port, with its own runtime, config, settings
+and workspaces directories, so nothing of the user's setup or of an earlier run leaks in (a
+restored workspace would start kernels of its own). The news toast is switched off; it would
+cover part of the page. :func:`cleared_copy` writes a notebook without outputs or widget state:
+Lab would otherwise show the saved outputs before any cell ran, and a selector would match
+without proving anything about the kernel.
+
+The ``loopback_page`` fixture (conftest.py) launches Debian's ``/usr/bin/chromium``
+(Playwright cannot download its own here) and aborts every request that is not to
+127.0.0.1/localhost; the aborted URLs are kept in ``LoopbackPage.blocked``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import nbformat
+from playwright.sync_api import Page
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab: ``url`` without a trailing slash, its ``token``, its ``root``."""
+
+    url: str
+    token: str
+    root: Path
+    log: list[str] = field(default_factory=list, repr=False)
+
+    def page_url(self, path: str) -> str:
+        return f"{self.url}/{path.lstrip('/')}?token={self.token}"
+
+
+def cleared_copy(source: Path, target_dir: Path) -> Path:
+    """Write ``source`` into ``target_dir`` with no outputs, counts or widget state."""
+    nb = nbformat.read(source, as_version=4)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+            cell.metadata.pop("execution", None)
+    target = target_dir / source.name
+    nbformat.write(nb, target)
+    return target
+
+
+@contextlib.contextmanager
+def start_lab(
+    tmp: Path,
+    root: Path,
+    env: Mapping[str, str],
+    settings: Mapping[str, Mapping[str, object]] | None = None,
+) -> Iterator[Lab]:
+    """Run ``jupyter lab`` serving ``root`` with ``env`` added to this process's environment;
+    stop it (its whole process group: kernels included) on exit. ``settings`` maps a plugin
+    id (``"@jupyterlab/notebook-extension:tracker"``) to user settings for it."""
+    plugins: dict[str, Mapping[str, object]] = {
+        # no "get notified about Jupyter news?" toast over the page
+        "@jupyterlab/apputils-extension:notification": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+        **(settings or {}),
+    }
+    for plugin, values in plugins.items():
+        package, name = plugin.split(":")
+        folder = tmp / "user-settings" / package
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
+    token = secrets.token_hex(16)
+    child_env = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+        **env,
+    }
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("jupyter")),
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.port=0",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+            f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=child_env,
+        start_new_session=True,
+        text=True,
+    )
+    log: list[str] = []
+    ready = threading.Event()
+    found: dict[str, str] = {}
+
+    def read_log() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            log.append(line)
+            m = re.search(r"(http://127\.0\.0\.1:\d+)/lab\?token=", line)
+            if m and not ready.is_set():
+                found["url"] = m.group(1)
+                ready.set()
+        ready.set()  # the process ended: stop waiting
+
+    threading.Thread(target=read_log, daemon=True).start()
+    try:
+        assert ready.wait(90) and "url" in found, "JupyterLab did not start:\n" + "".join(log)
+        r = httpx.get(f"{found['url']}/api/status", params={"token": token}, timeout=10)
+        assert r.status_code == 200
+        yield Lab(found["url"], token, root, log)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+class LoopbackPage:
+    """The Playwright page plus the URLs it was not allowed to fetch."""
+
+    def __init__(self, page: Page, blocked: list[str]) -> None:
+        self.page = page
+        self.blocked = blocked
