@@ -270,6 +270,9 @@ async def finish(sb: Any, provider: Any, remedies: list[str]) -> None:
     if (await provider.balances()).get(provider.asset, 0):
         remedies.append("opened and closed a new channel to carry the off-chain balance out")
         channel = await provider.create_channel(sb.broker_address, sb.token, 0)
+        # create_channel(..., 0) returns once Created is mined, before the relay indexed it
+        # (its plan has no await_relay step): let the relay catch up before closing
+        await sb.relay.sync_chain()
         await provider.close_channel(channel.id)
 
 

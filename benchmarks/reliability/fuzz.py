@@ -297,7 +297,11 @@ class _SyncConn:
 
         self.url, self.broker = url, broker
         # entered as a context manager (websockets 17 deprecates bare use); close() exits it
-        self.ws = connect(url, compression=None, max_size=1 << 22, open_timeout=20).__enter__()
+        # no keepalive pings: their payloads come from `random` in a background thread,
+        # which hypothesis would see as generation using global randomness
+        self.ws = connect(
+            url, compression=None, max_size=1 << 22, open_timeout=20, ping_interval=None
+        ).__enter__()
         self.reconnects = 0
 
     def exchange(self, frame: bytes | str, request_id: int | None, timeout: float) -> Any:

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
+import orjson
+
 from ..errors import (
     ExpiredError,
     InvalidFrameError,
@@ -352,6 +354,34 @@ def _payload(value: Any, kind: str) -> tuple[Any, Any, Any, Any]:
     return value[0], value[1], value[2], value[3]
 
 
+def _fast_members(text: str) -> dict[str, tuple[Any, int, int]] | None:
+    """The members of a frame laid out as every implementation writes it
+    (``{"req"|"res":[...],"sig":[...]}``, no whitespace around the array), parsed by orjson
+    from the exact slices; ``None`` for anything else, which the exact scanner then reads.
+
+    Parsing the slice itself, and writing the value back to the very same text, is what
+    makes this exact: orjson refuses trailing text, another key or lone surrogates, and a
+    value whose text differs from the slice (integers beyond 64 bits, which orjson reads as
+    floats; other spacing or escapes) fails the comparison. Either way the stdlib scanner
+    decides. Several times cheaper on every frame a client reads.
+    """
+    head = text[:7]
+    if (head != '{"res":' and head != '{"req":') or text[-1:] != "}":
+        return None
+    cut = text.rfind(',"sig":')
+    if cut <= 7 or text[7] != "[" or text[cut - 1] != "]":
+        return None
+    raw = text[7:cut]
+    try:
+        value = orjson.loads(raw)
+        sigs = orjson.loads(text[cut + 7 : -1])
+        if orjson.dumps(value).decode() != raw:
+            return None
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return None
+    return {head[2:5]: (value, 7, cut), "sig": (sigs, cut + 7, len(text) - 1)}
+
+
 def parse_frame(
     frame: str | bytes | bytearray | memoryview, *, max_bytes: int = MAX_FRAME_BYTES
 ) -> Request | Response:
@@ -361,8 +391,12 @@ def parse_frame(
     or both of req/res, unknown keys, not exactly 4 elements, bad types or timestamps.
     """
     text = _frame_text(frame, max_bytes)
-    members = loads_members(text)
-    by_key = {key: (value, start, end) for key, value, start, end in members}
+    fast = _fast_members(text)
+    if fast is not None:
+        by_key = fast
+    else:
+        members = loads_members(text)
+        by_key = {key: (value, start, end) for key, value, start, end in members}
     unknown = sorted(set(by_key) - _FRAME_KEYS)
     if unknown:
         raise InvalidFrameError(

@@ -158,3 +158,62 @@ def test_memoised_timestamps_and_amounts() -> None:
     for _ in range(2):  # errors are raised every time, never cached as values
         with pytest.raises(SettlementError):
             _units("1.0000001", 6)
+
+
+frame_params = st.dictionaries(
+    tricky_text.filter(lambda k: not (k[:1].isdigit())),
+    st.recursive(
+        st.none() | st.booleans() | st.integers(-(2**70), 2**70) | tricky_text,
+        lambda inner: st.lists(inner, max_size=3),
+        max_leaves=6,
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(params=frame_params, request_id=st.integers(0, 2**64 - 1), response=st.booleans())
+def test_the_fast_frame_parser_equals_the_exact_scanner(
+    params: dict[str, object], request_id: int, response: bool
+) -> None:
+    if response:
+        text = rpc.make_response(request_id, "m", params, timestamp=1, key=KEY).to_frame()
+    else:
+        text = rpc.make_request("m", params, request_id=request_id, timestamp=1, key=KEY).to_frame()
+    fast = rpc.parse_frame(text)
+    original = rpc._fast_members
+    rpc._fast_members = lambda text: None  # type: ignore[assignment]
+    try:
+        exact = rpc.parse_frame(text)
+    finally:
+        rpc._fast_members = original
+    assert fast == exact and fast.raw == exact.raw
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"res":[18446744073709551616,"m",{},1],"sig":[]}',  # beyond uint64: orjson reads a float
+        '{"res":[1,"m",{"a":1e3},1],"sig":[]}',  # a float written back differently
+        '{"res":[1,"m",{"a":"\\u00e9"},1],"sig":[]}',  # an escape: the slice is kept verbatim
+        '{"res":[1,"m",{},1] ,"sig":[]}',
+        '{"res":[1,"m",{},1],"sid":"x","sig":[]}',
+        '{"res":[1,"m",{},1],"res":[2,"m",{},1],"sig":[]}',
+    ],
+)
+def test_unusual_frames_take_the_exact_path(text: str) -> None:
+    assert rpc._fast_members(text) is None
+    try:
+        exact: object = rpc.parse_frame(text)
+    except InvalidFrameError as exc:
+        exact = str(exc)
+    original = rpc._fast_members
+    rpc._fast_members = lambda text: None  # type: ignore[assignment]
+    try:
+        try:
+            reference: object = rpc.parse_frame(text)
+        except InvalidFrameError as exc:
+            reference = str(exc)
+    finally:
+        rpc._fast_members = original
+    assert exact == reference

@@ -249,7 +249,9 @@ class Batch:
     balances: dict[tuple[str, str], int] = field(default_factory=dict)
     txs: list[TxRecord] = field(default_factory=list)
     channels: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    session_keys: dict[str, tuple[Any, ...] | None] = field(default_factory=dict)
+    #: rows to write (``None``: delete); the loop side parks the record itself and
+    #: :meth:`Ledger.take_batch` turns it into its row once per batch
+    session_keys: dict[str, tuple[Any, ...] | SessionKeyRecord | None] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     seen: list[tuple[bytes, int]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
@@ -308,7 +310,11 @@ def write_batch(conn: sqlite3.Connection, batch: Batch) -> None:
             )
         if batch.session_keys:
             deleted = [(k,) for k, row in batch.session_keys.items() if row is None]
-            rows = [row for row in batch.session_keys.values() if row is not None]
+            rows = [
+                row.row() if isinstance(row, SessionKeyRecord) else row
+                for row in batch.session_keys.values()
+                if row is not None
+            ]
             if deleted:
                 conn.executemany("DELETE FROM session_keys WHERE session_key = ?", deleted)
             if rows:
@@ -430,6 +436,10 @@ class Ledger:
         self._seq += 1
         batch, self._batch = self._batch, Batch()
         batch.seq = self._seq
+        keys = batch.session_keys
+        for name, value in keys.items():  # a key's row once per batch, not per transfer
+            if isinstance(value, SessionKeyRecord):
+                keys[name] = value.row()
         return batch
 
     def _prune_seen(self, now: int) -> None:
@@ -509,11 +519,11 @@ class Ledger:
             self.delete_session_key(old)
         self.session_keys[key.session_key] = key
         self.app_keys[(key.wallet, key.application)] = key.session_key
-        self._batch.session_keys[key.session_key] = key.row()
+        self._batch.session_keys[key.session_key] = key
 
     def touch_session_key(self, key: SessionKeyRecord) -> None:
-        """Persist a changed ``used`` map."""
-        self._batch.session_keys[key.session_key] = key.row()
+        """Persist a changed ``used`` map (the row is taken when the batch is)."""
+        self._batch.session_keys[key.session_key] = key
 
     def delete_session_key(self, session_key: str) -> None:
         key = self.session_keys.pop(session_key, None)

@@ -130,6 +130,13 @@ def _rfc3339(ms: int, *, millis: bool = False) -> str:
 
 
 @lru_cache(maxsize=4096)
+def _amount_text(units: int, decimals: int) -> str:
+    """``to_decimal_string`` memoised: every reply and ``tr`` repeats the few amounts a
+    client sends, and ``bu`` the balances."""
+    return to_decimal_string(units, decimals, signed=True)
+
+
+@lru_cache(maxsize=4096)
 def _units(text: str, decimals: int) -> int:
     """``parse_decimal_amount`` memoised: clients send the same few amount strings over and
     over, and allowances are re-read on every transfer. Errors are raised, never cached."""
@@ -291,7 +298,7 @@ class RelayService:
         decimals = self._decimals.get(asset)
         if decimals is None:
             return str(units)
-        return to_decimal_string(units, decimals, signed=True)
+        return _amount_text(units, decimals)
 
     def balances_json(self, account: str) -> list[dict[str, str]]:
         return self.balances_to_json(self.ledger.balances_of(account))
@@ -395,7 +402,11 @@ class RelayService:
                 allowed = ", ".join(CHANNEL_STATUSES)
                 raise _fail(f"failed to parse parameters: status must be one of {allowed}")
             channels = [c for c in channels if c.status == status]
-        channels.sort(key=lambda c: (c.created_at, c.channel_id), reverse=descending)
+        # by created_at (ms); ties (channels indexed within one millisecond) keep the order
+        # the node learned them in, as a database's insertion order would
+        channels.sort(key=lambda c: c.created_at)
+        if descending:
+            channels.reverse()
         page = channels[offset : offset + limit]
         return Outcome("get_channels", {"channels": [self.channel_json(c) for c in page]})
 
