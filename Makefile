@@ -30,7 +30,7 @@ help:
 $(PY_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	touch $@
 
 # `npm install` (not `npm ci`): the lock cannot list anvil's other-platform optional packages
@@ -88,10 +88,10 @@ notebooks-refresh: setup
 	    --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False "$$nb"; \
 	done
 
-bench: setup
+bench: setup interop-deps
 	$(BIN)/python -m benchmarks
 
-reliability: setup
+reliability: setup interop-deps
 	$(BIN)/python -m benchmarks.reliability
 
 clean:
