@@ -1079,6 +1079,27 @@ class ChannelProvider:
 
     # steps ------------------------------------------------------------------------------
 
+    def _countersign(self, channel_id: str, checked: Any) -> State:
+        """Our signature next to the broker's on a state the pure core has checked."""
+        return L.two_party(
+            checked.state,
+            sign_state(channel_id, checked.state, self.wallet.key),
+            checked.server_signature,
+        )
+
+    def _put_signed(
+        self, channel_id: str, signed: State, server_signature: str, op: L.Operation
+    ) -> None:
+        """Persist a countersigned state before anything relies on it (write-ahead)."""
+        self._store.put_state(
+            channel_id,
+            signed,
+            compute_state_hash(channel_id, signed),
+            status="signed",
+            server_signature=server_signature,
+            op_id=op.id,
+        )
+
     async def _step_rpc_create(self, op: L.Operation) -> _StepResult:
         relay = self._require_relay()
         asset = self._require_asset()
@@ -1102,23 +1123,12 @@ class ChannelProvider:
             min_challenge=self.config.challenge_period,
         )
         assert checked.definition is not None
-        signed = L.two_party(
-            checked.state,
-            sign_state(checked.channel_id, checked.state, self.wallet.key),
-            checked.server_signature,
-        )
+        signed = self._countersign(checked.channel_id, checked)
         record = L.new_record(checked.channel_id, self.config.chain_id, checked.definition, signed)
 
         def write() -> list[tuple[str, Any]]:
             self._store.put_channel(record)
-            self._store.put_state(
-                record.channel_id,
-                signed,
-                record.state_hash,
-                status="signed",
-                server_signature=checked.server_signature,
-                op_id=op.id,
-            )
+            self._put_signed(record.channel_id, signed, checked.server_signature, op)
             self._store.add_history(
                 record.channel_id,
                 "INITIALIZE countersigned",
@@ -1224,19 +1234,10 @@ class ChannelProvider:
             allocate_amount=allocate_amount,
             destination=self.wallet.address,
         )
-        signed = L.two_party(
-            checked.state, sign_state(cid, checked.state, self.wallet.key), checked.server_signature
-        )
+        signed = self._countersign(cid, checked)
 
         def write() -> list[tuple[str, Any]]:
-            self._store.put_state(
-                cid,
-                signed,
-                compute_state_hash(cid, signed),
-                status="signed",
-                server_signature=checked.server_signature,
-                op_id=op.id,
-            )
+            self._put_signed(cid, signed, checked.server_signature, op)
             current = self._record(cid)
             updated = replace(current, status=L.RESIZING) if current.status == L.ACTIVE else current
             self._store.put_channel(updated)
@@ -1281,19 +1282,10 @@ class ChannelProvider:
         record = self._record(cid)
         reply = await self._require_relay().close_channel(cid, self.wallet.address)
         checked = L.check_close_reply(reply, record=record, destination=self.wallet.address)
-        signed = L.two_party(
-            checked.state, sign_state(cid, checked.state, self.wallet.key), checked.server_signature
-        )
+        signed = self._countersign(cid, checked)
 
         def write() -> list[tuple[str, Any]]:
-            self._store.put_state(
-                cid,
-                signed,
-                compute_state_hash(cid, signed),
-                status="signed",
-                server_signature=checked.server_signature,
-                op_id=op.id,
-            )
+            self._put_signed(cid, signed, checked.server_signature, op)
             updated = replace(self._record(cid), status=L.CLOSING)
             self._store.put_channel(updated)
             self._store.add_history(
