@@ -39,7 +39,8 @@ async def test_every_relay_method_refuses_fuzzed_frames_cleanly(tmp_path: Path) 
     result = await run_relay_fuzz(tmp_path, 250)
     assert result.violations == []
     m = result.metrics
-    assert m["relay_inputs"] == 250
+    # 250 random frames, plus one frame for any method the random run did not reach
+    assert 250 <= m["relay_inputs"] <= 250 + 14
     assert m["relay_methods_covered"] == 14
     assert (m["relay_hangs"], m["relay_dropped_connections"], m["relay_internal_errors"]) == (
         0,
