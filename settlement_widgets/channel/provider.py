@@ -69,7 +69,7 @@ from .custody_events import (
 )
 from .models import Channel, StepEvent, Transfer, Tx
 from .relay_client import RelayClient
-from .store import ChannelStore, SessionRecord
+from .store import HISTORY_COLUMNS, ChannelStore, SessionRecord
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -1100,6 +1100,20 @@ class ChannelProvider:
             op_id=op.id,
         )
 
+    def _history_write(
+        self, channel_id: str | None, event: str, amount: int, tx_hash: str
+    ) -> Callable[[], list[tuple[str, Any]]]:
+        """A step's write: one history row for a wallet-level transaction (no events)."""
+
+        def write() -> list[tuple[str, Any]]:
+            if channel_id:
+                self._store.add_history(
+                    channel_id, event, amount=amount, asset=self.asset, tx_hash=tx_hash
+                )
+            return []
+
+        return write
+
     async def _step_rpc_create(self, op: L.Operation) -> _StepResult:
         relay = self._require_relay()
         asset = self._require_asset()
@@ -1204,12 +1218,7 @@ class ChannelProvider:
         tx = await self._send_tx(op, "deposit", call, op.channel_id)
         cid = op.channel_id
 
-        def write() -> list[tuple[str, Any]]:
-            if cid:
-                self._store.add_history(
-                    cid, "deposited to custody", amount=amount, asset=self.asset, tx_hash=tx.tx_hash
-                )
-            return []
+        write = self._history_write(cid, "deposited to custody", amount, tx.tx_hash)
 
         return _StepResult(results={"deposit_tx": tx.tx_hash}, write=write, proof=("deposit", tx))
 
@@ -1363,12 +1372,7 @@ class ChannelProvider:
             tx = await self._send_tx(op, "withdraw", call, op.channel_id)
         cid = op.channel_id
 
-        def write() -> list[tuple[str, Any]]:
-            if cid:
-                self._store.add_history(
-                    cid, "withdrawn to wallet", amount=amount, asset=self.asset, tx_hash=tx.tx_hash
-                )
-            return []
+        write = self._history_write(cid, "withdrawn to wallet", amount, tx.tx_hash)
 
         return _StepResult(
             results={"withdraw_tx": tx.tx_hash, "withdrawn": str(amount)},
@@ -1793,19 +1797,7 @@ class ChannelProvider:
         for row in rows:
             tx = row.get("tx_hash")
             row["explorer_url"] = self._explorer_url(tx) if tx else None
-        columns = [
-            "time",
-            "event",
-            "status",
-            "version",
-            "intent",
-            "amount",
-            "asset",
-            "counterparty",
-            "tx_hash",
-            "explorer_url",
-            "detail",
-        ]
+        columns = [*HISTORY_COLUMNS[:-1], "explorer_url", HISTORY_COLUMNS[-1]]
         frame = pd.DataFrame(rows, columns=columns)
         frame["time"] = pd.to_datetime(frame["time"], utc=True)
         frame["version"] = frame["version"].astype("Int64")

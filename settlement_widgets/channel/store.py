@@ -42,6 +42,7 @@ from ..keys import PrivateKey
 from .lifecycle import ChannelRecord, Operation
 
 __all__ = [
+    "HISTORY_COLUMNS",
     "SCHEMA_VERSION",
     "STATE_STATUSES",
     "ChannelStore",
@@ -51,6 +52,20 @@ __all__ = [
     "state_from_json",
     "state_to_json",
 ]
+
+#: columns of a channel's history rows, in order (ChannelProvider.history adds explorer_url)
+HISTORY_COLUMNS: tuple[str, ...] = (
+    "time",
+    "event",
+    "status",
+    "version",
+    "intent",
+    "amount",
+    "asset",
+    "counterparty",
+    "tx_hash",
+    "detail",
+)
 
 SCHEMA_VERSION: Final = "1"
 STATE_STATUSES: Final = ("signed", "submitted", "onchain", "superseded")
@@ -864,18 +879,7 @@ class ChannelStore:
             "detail FROM history WHERE channel_id = ? ORDER BY id",
             (channel_id.lower(),),
         )
-        keys = (
-            "time",
-            "event",
-            "status",
-            "version",
-            "intent",
-            "amount",
-            "asset",
-            "counterparty",
-            "tx_hash",
-            "detail",
-        )
+        keys = HISTORY_COLUMNS
         out = [dict(zip(keys, r, strict=True)) for r in rows]
         for row in out:
             for key in ("version", "amount"):
