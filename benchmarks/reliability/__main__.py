@@ -32,6 +32,7 @@ CHECKS = (
     "fuzz_endpoint",
     "load",
     "security",
+    "channel_model",
 )
 DEFAULT_JSON = REPO / "benchmarks" / "results" / "reliability.json"
 
@@ -48,6 +49,8 @@ class Plan:
     relay_inputs: int
     endpoint_inputs_per_case: int
     load_seconds: float
+    model_sequences: int = 40
+    model_steps: int = 30
     session_expiry: int = 2
 
 
@@ -74,12 +77,15 @@ QUICK = Plan(
     relay_inputs=400,
     endpoint_inputs_per_case=15,
     load_seconds=3.0,
+    model_sequences=4,
+    model_steps=14,
 )
 
 
 async def run(plan: Plan, workdir: Path, only: tuple[str, ...] = CHECKS) -> dict[str, CheckResult]:
     """Run the checks of ``only`` with ``plan``'s sizes; results by check key."""
     from .chain_faults import run_chain_faults
+    from .channel_model import ModelParams, run_channel_model
     from .client_crash import run_client_crash
     from .fuzz import fuzz_endpoint, fuzz_parsers, run_relay_fuzz
     from .load import LoadParams, run_load
@@ -95,6 +101,12 @@ async def run(plan: Plan, workdir: Path, only: tuple[str, ...] = CHECKS) -> dict
         print(f"  {key}: {state} ({result.seconds:.0f} s)", file=sys.stderr, flush=True)
 
     with capture_logs() as logbuf:
+        if "channel_model" in only:
+            model = ModelParams(sequences=plan.model_sequences, steps=plan.model_steps)
+            note(
+                "channel_model",
+                await asyncio.to_thread(run_channel_model, workdir / "model", model),
+            )
         if "fuzz_parsers" in only:
             note("fuzz_parsers", await asyncio.to_thread(fuzz_parsers, plan.parser_inputs))
         if "soak" in only:

@@ -62,6 +62,9 @@ def headline(results: dict[str, CheckResult]) -> dict[str, Any]:
         "load_relay_p99_ms": _m(results, "load", "relay_p99_ms"),
         "security_checks_passed": _m(results, "security", "security_checks_passed"),
         "security_checks": _m(results, "security", "security_checks"),
+        "model_sequences": _m(results, "channel_model", "model_sequences"),
+        "model_steps": _m(results, "channel_model", "model_steps"),
+        "model_violations": _m(results, "channel_model", "model_violations"),
     }
 
 
@@ -86,6 +89,9 @@ def _rows(results: dict[str, CheckResult]) -> list[tuple[str, str, str]]:
         values = [_m(results, check, k) for k in keys]
         rows.append((check, label, sep.join(_fmt(v) for v in values)))
 
+    add("channel_model", "model sequences / steps / violations", "model_sequences",
+        "model_steps", "model_violations")  # fmt: skip
+    add("channel_model", "invalid operations refused", "model_rejected_operations")
     add("soak", "relay SIGKILLs + restarts", "relay_kills")
     add("soak", "soak seconds / wallets / transfers in flight", "soak_seconds", "wallets",
         "in_flight")  # fmt: skip
@@ -155,6 +161,7 @@ TITLES = {
     "fuzz_endpoint": "fuzz: endpoint",
     "load": "load",
     "security": "security",
+    "channel_model": "channel model",
 }
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..addresses import ZERO_ADDRESS
 from ..erc7824.keccak import keccak256
-from ..errors import SettlementValueError, UnknownOptionError
+from ..errors import ConfigurationError, SettlementValueError, UnknownOptionError
 from ..keys import PrivateKey
 from ..networks import Network, local, settlement_home
 
@@ -323,6 +323,28 @@ class LocalSandbox:
         http.set_profile(network.to_json())
         if self.write_profile:
             self._profile_path = write_profile(network)
+
+    async def restart_relay(self) -> None:
+        """Stop the relay node and start a new one on the same port over the same ledger, as
+        after a crash and a restart: clients reconnect, and what the relay acknowledged must
+        still be there. The faucet is re-attached to the new node."""
+        from dataclasses import replace
+
+        from .relay import RelayNode
+
+        old = self.relay
+        if old is None or self.chain is None:
+            raise ConfigurationError(
+                "the sandbox is not running: start it before restarting its relay"
+            )
+        config = replace(old.config, port=old.port)
+        custody, chain_id = old.custody, old.chain_id
+        await old.aclose()
+        relay = RelayNode(config, custody=custody, chain_id=chain_id)
+        await relay.start()
+        self.relay = relay
+        if self.faucet is not None:
+            self.faucet.relay = relay
 
     async def aclose(self) -> None:
         """Stop everything that was started (safe to call twice or after a failed start)."""

@@ -320,6 +320,15 @@ class RelayNode:
     # --- identity -----------------------------------------------------------------------------
 
     @property
+    def custody(self) -> CustodyClient | None:
+        """The broker's custody client the chain watcher follows (``None``: no watcher)."""
+        return self._custody
+
+    @property
+    def chain_id(self) -> int | None:
+        return self._chain_id
+
+    @property
     def port(self) -> int:
         return self._port
 
