@@ -21,6 +21,7 @@ The tree::
     │   ├── UnknownOptionError                  unknown keyword / method, with "did you mean"
     │   └── InsufficientBalanceError
     ├── ConfigurationError                      missing env var, artifacts not built, no sandbox
+    ├── StorageError                            a local store (SQLite) failed to read or write
     ├── UnavailableError                        something we depend on cannot be reached
     │   ├── RelayUnavailableError
     │   ├── ChainUnavailableError
@@ -76,6 +77,7 @@ __all__ = [
     "SettlementError",
     "SettlementTimeoutError",
     "SettlementValueError",
+    "StorageError",
     "TransactionFailedError",
     "UnavailableError",
     "UnknownOptionError",
@@ -138,6 +140,12 @@ class InsufficientBalanceError(SettlementValueError):
 
 class ConfigurationError(SettlementError):
     """Something the toolkit needs is not set up (env var, built contracts, a sandbox)."""
+
+
+class StorageError(SettlementError):
+    """A local store could not be read or written (disk full, locked, corrupt, a row that
+    contradicts one already stored). The message names the file and what to do; the
+    failed write was rolled back, so nothing half-written remains."""
 
 
 class UnavailableError(SettlementError):

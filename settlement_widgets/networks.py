@@ -82,6 +82,10 @@ class Network:
     asset_decimals: int = 6
     #: extra profile data (v4 test tokens and pool, broker address, ...) written by the sandbox
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: which chain of this chain id: every local sandbox is a new chain with the same chain
+    #: id (31337), so stores key local data by this id (None for public networks, whose
+    #: chain id is unique)
+    instance: str | None = None
 
     def __post_init__(self) -> None:
         if self.name not in NETWORK_NAMES:
@@ -120,6 +124,7 @@ class Network:
             "assetSymbol": self.asset_symbol,
             "assetDecimals": self.asset_decimals,
             "extra": self.extra,
+            "instance": self.instance,
         }
 
     @classmethod
@@ -145,6 +150,7 @@ class Network:
                 asset_symbol=data.get("assetSymbol", "ytest.usd"),
                 asset_decimals=int(data.get("assetDecimals", 6)),
                 extra=dict(data.get("extra") or {}),
+                instance=data.get("instance"),
             )
         except (KeyError, TypeError) as exc:
             raise ConfigurationError(
@@ -189,6 +195,7 @@ def local(
     deployer: str | None = None,
     token: str | None = None,
     extra: dict[str, Any] | None = None,
+    instance: str | None = None,
 ) -> Network:
     """A profile for the local sandbox (built by the sandbox once it has deployed)."""
     return Network(
@@ -208,6 +215,7 @@ def local(
         deployer=deployer,
         token=token,
         extra=dict(extra or {}),
+        instance=instance,
     )
 
 

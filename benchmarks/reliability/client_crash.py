@@ -263,16 +263,12 @@ async def finish(sb: Any, provider: Any, remedies: list[str]) -> None:
         except SettlementError as exc:
             remedies.append(f"close_channel failed ({exc}); closed with settle=False")
             await provider.close_channel(channel.id, settle=False)
-    await sb.relay.sync_chain()  # the relay applies custody events it has not polled yet
     if await provider.custody.balance(sb.token):
         remedies.append("withdrew what stayed in the custody ledger")
         await provider.withdraw()
     if (await provider.balances()).get(provider.asset, 0):
         remedies.append("opened and closed a new channel to carry the off-chain balance out")
         channel = await provider.create_channel(sb.broker_address, sb.token, 0)
-        # create_channel(..., 0) returns once Created is mined, before the relay indexed it
-        # (its plan has no await_relay step): let the relay catch up before closing
-        await sb.relay.sync_chain()
         await provider.close_channel(channel.id)
 
 

@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "Transfer": "provider",
     "Tx": "provider",
     "StepEvent": "models",
+    "WatcherStatus": "models",
 }
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "StepEvent",
     "Transfer",
     "Tx",
+    "WatcherStatus",
     "request_faucet_tokens",
 ]
 
@@ -46,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .config import ChannelConfig
     from .custody import CustodyClient
     from .faucet import request_faucet_tokens
-    from .models import StepEvent
+    from .models import StepEvent, WatcherStatus
     from .provider import Channel, ChannelProvider, Transfer, Tx
     from .relay_client import RelayClient
     from .store import ChannelStore

@@ -40,6 +40,9 @@ class ChannelConfig:
     #: SQLite store; None means ``$SETTLEMENT_HOME/channel/<network>-<address>.sqlite``
     store_path: Path | None = None
     request_timeout: float = 30.0
+    #: the chain's identity beside its id (a local sandbox's instance id; see
+    #: :attr:`Network.instance`): the default store is one per chain instance
+    chain_instance: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "custody", validate_address(self.custody, field="custody"))
@@ -69,6 +72,7 @@ class ChannelConfig:
             asset_symbol=network.asset_symbol,
             asset_decimals=network.asset_decimals,
             network_name=network.name,
+            chain_instance=network.instance,
         )
         return replace(config, **overrides) if overrides else config  # type: ignore[arg-type]
 

@@ -564,10 +564,12 @@ _RESIZE_OUT_STEPS: Final = ("rpc_resize", "submit_resize", "await_relay")
 
 def plan_create(initial_amount: int) -> tuple[tuple[str, ...], dict[str, Any]]:
     """Steps and params of ``create_channel``; a positive amount adds the deposit steps."""
-    steps: tuple[str, ...] = ("rpc_create", "submit_create")
+    # await_relay: the call returns only once the relay has indexed the channel, so the
+    # next operation (transfer, close) finds it there
+    steps: tuple[str, ...] = ("rpc_create", "submit_create", "await_relay")
     params: dict[str, Any] = {"initial_amount": str(initial_amount)}
     if initial_amount:
-        steps += ("await_relay", *_DEPOSIT_STEPS)
+        steps += _DEPOSIT_STEPS
         params.update(_resize_params(initial_amount))
     return steps, params
 
@@ -616,16 +618,57 @@ def plan_close(
     """
     params: dict[str, Any] = {"withdraw": withdraw, "settle_amount": str(settle_amount)}
     steps: tuple[str, ...]
+    # await_relay after the close: the relay has applied the Closed event (its ledger paid
+    # the channel out) before close_channel returns, so balances() is already final
     if in_dispute:
-        steps = ("submit_close",)
+        steps = ("submit_close", "await_relay")
     else:
-        steps = ("rpc_close", "submit_close")
+        steps = ("rpc_close", "submit_close", "await_relay")
         if settle_amount:
             steps = ("rpc_resize", "submit_resize", "await_relay", *steps)
             params.update({"resize_amount": "0", "allocate_amount": str(settle_amount)})
     if withdraw:
         steps += ("withdraw",)
     return steps, params
+
+
+def plan_challenge() -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Steps of ``challenge``: the transaction, then the relay's view of the dispute."""
+    return ("challenge", "await_relay"), {}
+
+
+def plan_checkpoint() -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Steps of ``checkpoint``: the transaction, then the relay's view of the new version."""
+    return ("checkpoint", "await_relay"), {}
+
+
+#: the relay's channel status that reflects each of our statuses once the chain has it
+_RELAY_REFLECTS: Final = {FINAL: "closed", DISPUTE: "challenged"}
+
+
+def relay_reflects(record: ChannelRecord, info: Mapping[str, Any]) -> bool:
+    """Whether the relay's channel ``info`` (a ``get_channels``/``cu`` entry) shows what
+    ``record`` shows: closed when final, challenged in dispute, else open at the record's
+    version or newer. An operation that changed the chain waits for this before it returns,
+    so the caller's next step (a transfer, ``balances()``) sees the relay's updated ledger.
+    """
+    status = info.get("status")
+    wanted = _RELAY_REFLECTS.get(record.status)
+    if wanted is not None:
+        return status == wanted
+    try:
+        version = int(info.get("version", -1))
+    except (TypeError, ValueError):
+        return False
+    return status == "open" and version >= record.version
+
+
+def describe_relay_wait(record: ChannelRecord) -> str:
+    """What :func:`relay_reflects` waits for, in words (for a timeout's message)."""
+    wanted = _RELAY_REFLECTS.get(record.status)
+    if wanted is not None:
+        return f"reported channel {record.channel_id} {wanted}"
+    return f"reported channel {record.channel_id} open at version {record.version}"
 
 
 def credited_amount(state: State, wallet: str) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 from .custody_events import Closed, CustodyEvent
 
-__all__ = ["Channel", "StepEvent", "Transfer", "Tx"]
+__all__ = ["Channel", "StepEvent", "Transfer", "Tx", "WatcherStatus"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +105,16 @@ class StepEvent:
     step: str
     phase: str
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class WatcherStatus:
+    """Emitted as ``watcher`` when the provider's chain watcher fails (``ok=False``: the
+    error, how many polls in a row failed, when it retries) and when it works again
+    (``ok=True``). A dead watcher would miss a counterparty's challenge, so it is never
+    silent: it also logs at WARNING, and a bound ``ChannelStatusPanel`` shows it."""
+
+    ok: bool
+    error: str | None = None
+    failures: int = 0
+    retry_in: float | None = None

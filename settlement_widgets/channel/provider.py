@@ -36,6 +36,7 @@ from ..addresses import validate_address
 from ..erc7824.amounts import parse_decimal_amount, to_decimal_string
 from ..erc7824.ids import as_channel_id_bytes
 from ..erc7824.ids import state_hash as compute_state_hash
+from ..erc7824.resize import decode_resize_data
 from ..erc7824.signing import sign_challenge, sign_state
 from ..erc7824.types import ChannelStatus, State, StateIntent
 from ..errors import (
@@ -67,7 +68,7 @@ from .custody_events import (
     CustodyEvent,
     Resized,
 )
-from .models import Channel, StepEvent, Transfer, Tx
+from .models import Channel, StepEvent, Transfer, Tx, WatcherStatus
 from .relay_client import RelayClient
 from .store import HISTORY_COLUMNS, ChannelStore, SessionRecord
 
@@ -89,6 +90,7 @@ EVENTS: Final = (
     "balance",
     "step",
     "recovered",
+    "watcher",
 )
 #: store step name -> the name ``Channel.tx_hashes`` and the proof log use
 _TX_NAMES: Final = {
@@ -119,6 +121,8 @@ _EVENT_STEPS: Final = {
     "Closed": "submit_close",
 }
 _WATCHED: Final = tuple(_EVENT_STEPS)
+#: the longest pause between two custody polls after failures (seconds)
+_WATCH_BACKOFF_MAX: Final = 30.0
 #: how long off-chain proofs wait to be written together (seconds)
 _PROOF_BATCH_DELAY: Final = 0.05
 #: default session-key allowance, in whole asset units (the relay counts it per session key)
@@ -236,6 +240,7 @@ class ChannelProvider:
             wallet=wallet.address,
             chain_id=config.chain_id,
             custody=config.custody,
+            chain_instance=config.chain_instance,
         )
         self._relay = relay
         self._allowance = allowance
@@ -726,8 +731,8 @@ class ChannelProvider:
             return []
         cid = cid.lower()
         record = self._store.get_channel(cid)
-        if record is None:
-            return []
+        if record is None or self._store.has_event(cid, event.tx_hash, event.log_index):
+            return []  # not ours, or applied already (our receipt and the watcher both see it)
         step = _EVENT_STEPS.get(event.name)
         if step is not None:
             self._store.add_tx(event.tx_hash, step=step, channel_id=cid)
@@ -739,9 +744,9 @@ class ChannelProvider:
             updated, settled = L.apply_state(record, event.initial), event.initial
         elif isinstance(event, Resized):
             label = f"Resized {list(event.delta_allocations)}"
-            pending = self._store.find_state(cid, record.version + 1, StateIntent.RESIZE)
+            pending = self._resize_of(cid, record, event.delta_allocations)
             if pending is not None:
-                updated, settled = L.apply_state(record, pending.state), pending.state
+                updated, settled = L.apply_state(record, pending), pending
         elif isinstance(event, Checkpointed):
             updated, settled = L.apply_state(record, event.state), event.state
         elif isinstance(event, Challenged):
@@ -749,7 +754,7 @@ class ChannelProvider:
         elif isinstance(event, Closed):
             updated, settled = L.apply_closed(record, event.final_state), event.final_state
         if updated is None:
-            return []  # already reflected (our receipt and the watcher both report events)
+            updated = record  # the record shows it already: the row still belongs in history
         if settled is not None:
             self._mark_onchain(cid, settled, event.tx_hash)
         self._store.put_channel(updated)
@@ -761,8 +766,28 @@ class ChannelProvider:
             intent=updated.intent.name,
             amount=updated.amount,
             tx_hash=event.tx_hash,
+            cursor=event.cursor,
         )
+        if updated is record:
+            return []
         return self._channel_emits(updated, record)
+
+    def _resize_of(
+        self, cid: str, record: L.ChannelRecord, deltas: tuple[int, ...]
+    ) -> State | None:
+        """The countersigned RESIZE a ``Resized(deltas)`` event put on chain: the oldest one
+        newer than ``record`` whose data carries exactly those deltas (a version guess alone
+        would pair an old event seen late with the next pending RESIZE)."""
+        for stored in self._store.states(cid):
+            state = stored.state
+            if state.intent != StateIntent.RESIZE or state.version <= record.version:
+                continue
+            try:
+                if decode_resize_data(state.data) == tuple(deltas):
+                    return state
+            except SettlementError:
+                continue
+        return None
 
     def _mark_onchain(self, cid: str, state: State, tx_hash: str) -> None:
         for stored in self._store.states(cid):
@@ -785,15 +810,35 @@ class ChannelProvider:
         self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     async def _watch(self) -> None:
+        """Poll :meth:`sync` every ``watch_interval`` s. A failure is logged at WARNING and
+        emitted as ``watcher`` (a missed challenge costs funds, so it must be seen), then
+        retried with exponential backoff up to ``_WATCH_BACKOFF_MAX``; the first success
+        after failures emits ``watcher`` with ``ok=True``."""
         assert self._watch_interval is not None
+        failures = 0
         while True:
+            delay = self._watch_interval
             try:
                 await self.sync()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                _log.debug("custody watcher: %s", exc)
-            await asyncio.sleep(self._watch_interval)
+                failures += 1
+                delay = min(self._watch_interval * 2**failures, _WATCH_BACKOFF_MAX)
+                message = f"{type(exc).__name__}: {exc}"
+                _log.warning(
+                    "custody watcher failed (%d in a row), retrying in %.1f s: %s",
+                    failures,
+                    delay,
+                    message,
+                )
+                self._emit("watcher", WatcherStatus(False, message, failures, delay))
+            else:
+                if failures:
+                    _log.warning("custody watcher works again after %d failures", failures)
+                    self._emit("watcher", WatcherStatus(True))
+                failures = 0
+            await asyncio.sleep(delay)
 
     async def sync(self) -> int:
         """Read new custody events of our channels now; returns how many changed a channel.
@@ -1101,14 +1146,22 @@ class ChannelProvider:
         )
 
     def _history_write(
-        self, channel_id: str | None, event: str, amount: int, tx_hash: str
+        self, channel_id: str | None, event: str, amount: int, tx: CustodyTx, log_name: str
     ) -> Callable[[], list[tuple[str, Any]]]:
-        """A step's write: one history row for a wallet-level transaction (no events)."""
+        """A step's write: one history row for a wallet-level transaction, keyed by its
+        ``log_name`` event (Deposited, Withdrawn) so it is written once."""
+        logs = [e for e in tx.events if e.name == log_name]
+        cursor = logs[0].cursor if logs else None
 
         def write() -> list[tuple[str, Any]]:
             if channel_id:
                 self._store.add_history(
-                    channel_id, event, amount=amount, asset=self.asset, tx_hash=tx_hash
+                    channel_id,
+                    event,
+                    amount=amount,
+                    asset=self.asset,
+                    tx_hash=tx.tx_hash,
+                    cursor=cursor,
                 )
             return []
 
@@ -1176,11 +1229,7 @@ class ChannelProvider:
         cid = self._op_channel(op)
         record = self._record(cid)
         await self._wait_relay(
-            cid,
-            lambda info: (
-                info.get("status") == "open" and int(info.get("version", -1)) >= record.version
-            ),
-            f"reported channel {cid} open at version {record.version}",
+            cid, lambda info: L.relay_reflects(record, info), L.describe_relay_wait(record)
         )
         return _StepResult()
 
@@ -1218,7 +1267,7 @@ class ChannelProvider:
         tx = await self._send_tx(op, "deposit", call, op.channel_id)
         cid = op.channel_id
 
-        write = self._history_write(cid, "deposited to custody", amount, tx.tx_hash)
+        write = self._history_write(cid, "deposited to custody", amount, tx, "Deposited")
 
         return _StepResult(results={"deposit_tx": tx.tx_hash}, write=write, proof=("deposit", tx))
 
@@ -1230,12 +1279,27 @@ class ChannelProvider:
         record = self._record(cid)
         resize_amount = int(op.params.get("resize_amount", "0"))
         allocate_amount = int(op.params.get("allocate_amount", "0"))
-        reply = await self._require_relay().resize_channel(
-            cid,
-            self.wallet.address,
-            resize_amount=resize_amount or None,
-            allocate_amount=allocate_amount or None,
-        )
+        try:
+            reply = await self._require_relay().resize_channel(
+                cid,
+                self.wallet.address,
+                resize_amount=resize_amount or None,
+                allocate_amount=allocate_amount or None,
+            )
+        except RelayError as exc:
+            if "resize already ongoing" not in exc.message:
+                raise
+            # the relay signed a RESIZE for an earlier run of this step whose reply was lost
+            # before it was stored (a crash): it will sign no other, and we cannot submit it
+            remedy = f"await provider.close_channel({cid!r}, settle=False)" + (
+                ", then await provider.withdraw()" if op.kind != "close" else ""
+            )
+            raise ChannelStateError(
+                f"the relay has a RESIZE of channel {cid} in progress that this store never "
+                f"received (relay: {exc.message}); it will not sign another, so this {op.kind} "
+                f"cannot finish. Remedy: close without settling, {remedy}: nothing is lost "
+                "(the off-chain balance stays on the relay, what was deposited is withdrawn)"
+            ) from exc
         checked = L.check_resize_reply(
             reply,
             record=record,
@@ -1372,7 +1436,7 @@ class ChannelProvider:
             tx = await self._send_tx(op, "withdraw", call, op.channel_id)
         cid = op.channel_id
 
-        write = self._history_write(cid, "withdrawn to wallet", amount, tx.tx_hash)
+        write = self._history_write(cid, "withdrawn to wallet", amount, tx, "Withdrawn")
 
         return _StepResult(
             results={"withdraw_tx": tx.tx_hash, "withdrawn": str(amount)},
@@ -1724,7 +1788,7 @@ class ChannelProvider:
                 f"no fully signed on-chain state of {record.channel_id} is stored"
             )
         async with self._lock_for(record.channel_id):
-            op = await self._run("challenge", record.channel_id, (("challenge",), {}))
+            op = await self._run("challenge", record.channel_id, L.plan_challenge())
         return await self._tx(op.results["challenge_tx"], "challenge", record.channel_id)
 
     async def checkpoint(self, channel_id: str) -> Tx:
@@ -1738,7 +1802,7 @@ class ChannelProvider:
             raise ChannelStateError(f"channel {record.channel_id} is {record.status}")
         self._checkpoint_candidate(record.channel_id)
         async with self._lock_for(record.channel_id):
-            op = await self._run("checkpoint", record.channel_id, (("checkpoint",), {}))
+            op = await self._run("checkpoint", record.channel_id, L.plan_checkpoint())
         return await self._tx(op.results["checkpoint_tx"], "checkpoint", record.channel_id)
 
     async def balances(self) -> dict[str, int]:

@@ -15,7 +15,12 @@ erc7824-nitrolite.md §5.3 lists it, and every item has a table here:
   plan before the first step; each step is journaled ``start`` before it runs and ``done``
   (or ``failed``/``interrupted``) after, in the same transaction as the data it produced;
 - ``history``: the human-readable channel timeline behind ``provider.history()``;
-- ``meta``: the owner (wallet, chain, custody) and the custody-event cursor.
+- ``meta``: the owner (wallet, chain id, chain instance, custody) and the custody-event
+  cursor. Local sandboxes all use chain id 31337, so a local store also names its chain
+  instance (``Network.instance``) and refuses another chain's.
+
+Every ``sqlite3`` error is raised as :class:`~settlement_widgets.errors.StorageError` naming
+the file (the write it interrupted is rolled back).
 
 Writes are synchronous (``synchronous=FULL``: a committed row survives a killed process and
 a power cut) and small; one connection per store, used from the provider's event loop.
@@ -37,7 +42,7 @@ from typing import Any, Final
 from ..addresses import validate_address
 from ..erc7824.types import Allocation, State, StateIntent
 from ..erc7824.types import Channel as ChannelDefinition
-from ..errors import ConfigurationError, InvalidStateError
+from ..errors import ConfigurationError, InvalidStateError, StorageError
 from ..keys import PrivateKey
 from .lifecycle import ChannelRecord, Operation
 
@@ -67,7 +72,7 @@ HISTORY_COLUMNS: tuple[str, ...] = (
     "detail",
 )
 
-SCHEMA_VERSION: Final = "1"
+SCHEMA_VERSION: Final = "2"
 STATE_STATUSES: Final = ("signed", "submitted", "onchain", "superseded")
 
 _SCHEMA = """
@@ -111,21 +116,39 @@ CREATE TABLE IF NOT EXISTS journal (
 CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY AUTOINCREMENT, channel_id TEXT, event TEXT NOT NULL,
     status TEXT, version TEXT, intent TEXT, amount TEXT, asset TEXT, counterparty TEXT,
-    tx_hash TEXT, detail TEXT, at TEXT NOT NULL);
+    tx_hash TEXT, detail TEXT, at TEXT NOT NULL, block_number INTEGER, log_index INTEGER);
 CREATE INDEX IF NOT EXISTS history_by_channel ON history (channel_id, id);
 """
+
+# a chain event is one history row, whichever of our receipt and the watcher saw it first
+_HISTORY_EVENT_INDEX = """
+CREATE UNIQUE INDEX IF NOT EXISTS history_by_event ON history (channel_id, tx_hash, log_index)
+    WHERE log_index IS NOT NULL;
+"""
+
+# schema 1 -> 2: chain events in the history carry their (block, log index)
+_MIGRATIONS: Final = {
+    "1": (
+        "ALTER TABLE history ADD COLUMN block_number INTEGER",
+        "ALTER TABLE history ADD COLUMN log_index INTEGER",
+    ),
+}
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def default_store_path(network_name: str, wallet: str) -> Path:
-    """``$SETTLEMENT_HOME/channel/<network>-<wallet address>.sqlite``."""
+def default_store_path(network_name: str, wallet: str, instance: str | None = None) -> Path:
+    """``$SETTLEMENT_HOME/channel/<network>[-<chain instance>]-<wallet address>.sqlite``:
+    one file per chain, so a new local sandbox (same chain id, new chain) starts empty."""
     from ..networks import settlement_home
 
     address = validate_address(wallet, field="wallet")
-    return settlement_home() / "channel" / f"{network_name}-{address}.sqlite"
+    if instance is not None and not instance.replace("-", "").isalnum():
+        raise ConfigurationError(f"chain instance {instance!r} is not a plain identifier")
+    middle = f"-{instance}" if instance else ""
+    return settlement_home() / "channel" / f"{network_name}{middle}-{address}.sqlite"
 
 
 # --- states as JSON ------------------------------------------------------------------------
@@ -211,19 +234,21 @@ class ChannelStore:
         wallet: str | None = None,
         chain_id: int | None = None,
         custody: str | None = None,
+        chain_instance: str | None = None,
     ) -> None:
         if path is None:
             if network is None or wallet is None:
                 raise ConfigurationError(
                     "ChannelStore needs a path, or a network name and a wallet address"
                 )
-            path = default_store_path(network, wallet)
+            path = default_store_path(network, wallet, chain_instance)
         self.path = Path(path)
         self._depth = 0
         self._durable = True
         self._conn = self._open()
         self._claim("wallet", validate_address(wallet, field="wallet") if wallet else None)
         self._claim("chain_id", str(chain_id) if chain_id is not None else None)
+        self._claim("chain_instance", chain_instance)
         self._claim("custody", validate_address(custody, field="custody") if custody else None)
 
     # --- connection ---------------------------------------------------------------------
@@ -246,11 +271,18 @@ class ChannelStore:
             row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            elif row[0] in _MIGRATIONS:
+                conn.execute("BEGIN IMMEDIATE")
+                for statement in _MIGRATIONS[row[0]]:
+                    conn.execute(statement)
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
+                conn.execute("COMMIT")
             elif row[0] != SCHEMA_VERSION:
                 raise ConfigurationError(
                     f"the channel store {self.path} has schema {row[0]}, this version "
                     f"reads {SCHEMA_VERSION}: use a new store path"
                 )
+            conn.executescript(_HISTORY_EVENT_INDEX)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigurationError(
                 f"cannot open the channel store at {self.path}: {exc}"
@@ -266,7 +298,8 @@ class ChannelStore:
         elif current != value:
             raise ConfigurationError(
                 f"the channel store {self.path} belongs to {key} {current}, not {value}: "
-                "use another store path (one store per wallet, chain and custody)"
+                "use another store path (one store per wallet, chain and custody; leave "
+                "store_path unset and each chain gets its own file)"
             )
 
     def close(self) -> None:
@@ -301,19 +334,46 @@ class ChannelStore:
         if durable != self._durable:
             self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self._durable = durable
-        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._storage_error(exc, "start a write") from exc
         self._depth = 1
         try:
             yield self._conn
-        except BaseException:
+        except BaseException as exc:
             self._depth = 0
-            self._conn.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise self._storage_error(exc, "write") from exc
             raise
         self._depth = 0
-        self._conn.execute("COMMIT")
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            raise self._storage_error(exc, "commit") from exc
+
+    def _storage_error(self, exc: sqlite3.Error, doing: str) -> StorageError:
+        """A ``sqlite3`` error as a :class:`StorageError` that says what to do."""
+        if isinstance(exc, sqlite3.IntegrityError):
+            hint = (
+                "the row contradicts one already stored (is this store shared with another "
+                "chain or wallet? leave store_path unset so each chain gets its own file)"
+            )
+        elif isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            hint = "another process holds a write lock on it; close it and retry"
+        else:
+            hint = "check the disk (space, permissions) and retry; nothing half-written remains"
+        return StorageError(f"could not {doing} the channel store {self.path}: {exc}: {hint}")
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        return self._conn.execute(sql, params).fetchall()
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._storage_error(exc, "read") from exc
 
     # --- meta ---------------------------------------------------------------------------
 
@@ -853,11 +913,17 @@ class ChannelStore:
         counterparty: str | None = None,
         tx_hash: str | None = None,
         detail: str | None = None,
-    ) -> None:
+        cursor: tuple[int, int] | None = None,
+    ) -> bool:
+        """Append a row; ``cursor`` = ``(block, log index)`` of the chain event it reports.
+        A chain event is written once (keyed by tx hash and log index): returns False when
+        that event has a row already."""
+        block, log_index = cursor if cursor is not None else (None, None)
         with self.transaction() as c:
-            c.execute(
+            cur = c.execute(
                 "INSERT INTO history (channel_id, event, status, version, intent, amount, asset, "
-                "counterparty, tx_hash, detail, at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "counterparty, tx_hash, detail, at, block_number, log_index) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                 (
                     channel_id.lower() if channel_id else None,
                     event,
@@ -870,17 +936,37 @@ class ChannelStore:
                     tx_hash,
                     detail,
                     _now(),
+                    block,
+                    log_index,
                 ),
             )
+            return bool(cur.rowcount)
+
+    def has_event(self, channel_id: str, tx_hash: str, log_index: int) -> bool:
+        """Whether the chain event ``(tx_hash, log_index)`` has a history row already."""
+        return bool(
+            self._query(
+                "SELECT 1 FROM history WHERE channel_id = ? AND tx_hash = ? AND log_index = ?",
+                (channel_id.lower(), tx_hash, log_index),
+            )
+        )
 
     def history(self, channel_id: str) -> list[dict[str, Any]]:
+        """The channel's rows in the order they were written, except that chain events are
+        in chain order (block, log index) among themselves: the watcher may learn of an
+        event after a later one arrived with our own receipt."""
         rows = self._query(
             "SELECT at, event, status, version, intent, amount, asset, counterparty, tx_hash, "
-            "detail FROM history WHERE channel_id = ? ORDER BY id",
+            "detail, block_number, log_index FROM history WHERE channel_id = ? ORDER BY id",
             (channel_id.lower(),),
         )
         keys = HISTORY_COLUMNS
-        out = [dict(zip(keys, r, strict=True)) for r in rows]
+        slots = [i for i, r in enumerate(rows) if r[-1] is not None]
+        in_chain_order = sorted((rows[i] for i in slots), key=lambda r: (r[-2], r[-1]))
+        ordered = list(rows)
+        for slot, moved in zip(slots, in_chain_order, strict=True):
+            ordered[slot] = moved
+        out: list[dict[str, Any]] = [dict(zip(keys, r[:-2], strict=True)) for r in ordered]
         for row in out:
             for key in ("version", "amount"):
                 if row[key] is not None:

@@ -125,6 +125,8 @@ class LocalSandbox:
         self._broker_key = sandbox_key("broker") if self.deterministic else PrivateKey.generate()
         self._faucet_key = sandbox_key("faucet") if self.deterministic else PrivateKey.generate()
         self._profile_path: Path | None = None
+        #: this chain's identity beside its chain id (see ``Network.instance``), set at start
+        self.instance: str | None = None
 
     # --- what tests and notebooks use ---------------------------------------------------------
 
@@ -209,6 +211,7 @@ class LocalSandbox:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         chain = await start_chain(self.chain_backend)
         self.chain = chain
+        self.instance = await _chain_instance(chain, self.chain_backend)
         deployer = chain.wallet(0)
         self._wallets = tuple(chain.wallet(i) for i in range(1, self.wallet_count + 1))
         broker = chain.wallet_for(self._broker_key)
@@ -310,6 +313,7 @@ class LocalSandbox:
             rpc_url=chain.rpc_url or f"{base}/rpc",
             deployer=deployer.address,
             token=deployment.token,
+            instance=self.instance,
             extra={
                 "brokerAddress": broker.address,
                 "faucetAccount": self._faucet_key.address,
@@ -403,3 +407,15 @@ def remove_profile(path: Path, network: Network | None) -> None:
     if network is not None and current == network.to_json():
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+async def _chain_instance(chain: Chain, backend: str) -> str:
+    """A chain the sandbox starts itself is new at every start, even when its genesis is
+    byte-identical to the last one (the in-process chain is deterministic): a fresh random
+    id. A chain given by URL outlives the sandbox: its genesis block hash names it."""
+    import secrets
+
+    if backend in ("inprocess", "anvil"):
+        return "sb-" + secrets.token_hex(6)
+    block = await chain.w3.eth.get_block(0)
+    return "g-" + bytes(block["hash"]).hex()[:12]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import html
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import ipywidgets
 import traitlets
 
-from ..errors import SettlementValueError
+from ..errors import SettlementValueError, UnknownOptionError
 from ..networks import Network
 from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput
@@ -102,11 +103,14 @@ class ChannelStatusPanel(ipywidgets.VBox):
         self._errors = ErrorOutput("ChannelStatusPanel")
         self._html = ipywidgets.HTML("", layout=ipywidgets.Layout(margin="0"))
         self._html.add_class("sw-status-html")
+        # the provider's chain watcher, when it fails (hidden while it works)
+        self._notice = ipywidgets.HTML("", layout=ipywidgets.Layout(margin="0", display="none"))
+        self._notice.add_class("sw-status-notice")
         self._binding: Binding | None = None
         self._event_seq = 0
         self._quiet = True
         box_kwargs = {} if layout is None else {"layout": layout}
-        super().__init__(children=[self._html, self._errors], **box_kwargs)
+        super().__init__(children=[self._html, self._notice, self._errors], **box_kwargs)
         self.add_class("sw-status-panel")
         for name, value in initial.as_dict().items():
             setattr(self, name, value)
@@ -158,6 +162,32 @@ class ChannelStatusPanel(ipywidgets.VBox):
         """The panel's current HTML (what the browser shows)."""
         return str(self._html.value)
 
+    @property
+    def notice(self) -> str:
+        """The watcher notice's HTML ("" while the provider's chain watcher works)."""
+        return str(self._notice.value)
+
+    def show_watcher(self, status: Any) -> None:
+        """Show a provider's ``watcher`` event: a failing chain watcher (escaped error,
+        failures in a row, next retry) or, with ``ok``, clear the notice."""
+        if getattr(status, "ok", True):
+            self._notice.value = ""
+            self._notice.layout.display = "none"
+            return
+        error = html.escape(str(getattr(status, "error", None) or "unknown error"))
+        failures = int(getattr(status, "failures", 0) or 0)
+        retry = getattr(status, "retry_in", None)
+        when = f"; retrying in {float(retry):.0f} s" if retry is not None else ""
+        self._notice.value = (
+            '<div class="sw-watcher-failing" role="alert" style="padding:6px 10px;'
+            "border-left:4px solid #b45309;background:#fffbeb;color:#78350f;"
+            'font-size:13px">'
+            f"<strong>Chain watcher failing</strong> ({failures} in a row{when}): {error}. "
+            "Challenges and closes by the counterparty are not seen until it recovers."
+            "</div>"
+        )
+        self._notice.layout.display = None
+
     def update(self, **props: Any) -> None:
         """Change some props at once (None clears one). All are validated before any
         changes, so a bad value raises and leaves the panel as it was."""
@@ -203,6 +233,11 @@ class ChannelStatusPanel(ipywidgets.VBox):
             for event in events:
                 callback = functools.partial(self._on_event, binding, event)
                 binding._handles.append((event, callback, on(event, callback)))
+            watcher = functools.partial(self._on_event, binding, "watcher")
+            try:
+                binding._handles.append(("watcher", watcher, on("watcher", watcher)))
+            except UnknownOptionError:
+                pass  # a provider without a chain watcher
         except BaseException:
             self.unbind()  # drop the subscriptions made so far
             raise
@@ -276,6 +311,12 @@ class ChannelStatusPanel(ipywidgets.VBox):
 
     def _on_event_here(self, binding: Binding, event: str, *args: Any, **kwargs: Any) -> None:
         if not binding.active or binding is not self._binding:
+            return
+        if event == "watcher":
+            try:
+                self.show_watcher(args[0] if args else kwargs.get("status"))
+            except Exception as exc:
+                self._errors.report(exc, "the 'watcher' event")
             return
         channel = args[0] if args else kwargs.get("channel")
         try:
