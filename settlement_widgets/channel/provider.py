@@ -730,13 +730,14 @@ class ChannelProvider:
         if not isinstance(cid, str):
             return []
         cid = cid.lower()
+        step = _EVENT_STEPS.get(event.name)
+        if step is None:
+            return []  # Joined, Opened, Deposited...: no change of the channel's state
         record = self._store.get_channel(cid)
         if record is None or self._store.has_event(cid, event.tx_hash, event.log_index):
             return []  # not ours, or applied already (our receipt and the watcher both see it)
-        step = _EVENT_STEPS.get(event.name)
-        if step is not None:
-            self._store.add_tx(event.tx_hash, step=step, channel_id=cid)
-            self._store.set_tx_status(event.tx_hash, "confirmed", event.block_number)
+        self._store.add_tx(event.tx_hash, step=step, channel_id=cid)
+        self._store.set_tx_status(event.tx_hash, "confirmed", event.block_number)
         updated: L.ChannelRecord | None = None
         settled: State | None = None  # the state this event puts on chain
         label = event.name
