@@ -1,6 +1,6 @@
-"""The relay following the chain: create, deposit, withdraw, close and dispute a real channel
-on the sandbox's custody contract, with the ledger effects and channel statuses of the
-ClearNode (erc7824-nitrolite.md §5), on the in-process EVM and on anvil.
+"""The relay following the chain: create, deposit, withdraw, close, dispute and checkpoint a
+real channel on the sandbox's custody contract, with the ledger effects and channel statuses of
+the ClearNode (erc7824-nitrolite.md §5), on the in-process EVM and on anvil.
 
 The user side is driven by hand (protocol core + CustodyClient), exactly as a v0.5 client
 does it: RPC for the broker-signed state, wallet signature, custody transaction; the relay
@@ -22,7 +22,7 @@ from settlement_widgets.channel.custody import CustodyClient
 from settlement_widgets.erc7824 import make_request
 from settlement_widgets.erc7824 import messages as M
 from settlement_widgets.erc7824.signing import sign_challenge, sign_state
-from settlement_widgets.erc7824.types import Channel, State
+from settlement_widgets.erc7824.types import Channel, State, StateIntent
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.sandbox.local import sandbox_key
@@ -44,7 +44,7 @@ async def sandbox(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[LocalSandbox]:
     data = tmp_path_factory.mktemp("sandbox")
-    async with LocalSandbox(chain=request.param, v4=False, wallets=3, data_dir=data) as sb:
+    async with LocalSandbox(chain=request.param, v4=False, wallets=4, data_dir=data) as sb:
         yield sb
 
 
@@ -126,7 +126,7 @@ class User:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def user(sandbox: LocalSandbox, request: pytest.FixtureRequest) -> AsyncIterator[User]:
-    index = {"lifecycle": 0, "funded": 1, "dispute": 2}[request.param]
+    index = {"lifecycle": 0, "funded": 1, "dispute": 2, "checkpoint": 3}[request.param]
     wallet = sandbox.wallets[index]
     session = PrivateKey.generate()
     async with RelayTestClient(sandbox.relay_url, sandbox.broker_address) as client:
@@ -237,6 +237,59 @@ async def test_a_challenge_freezes_the_wallet_until_the_channel_closes(
     assert (await user.status())["status"] == "closed"
     sent = await user.call(M.transfer_message(user.session, [(ASSET, "1")], destination=other))
     assert sent["transactions"][0]["to_account"] == other
+
+
+@pytest.mark.parametrize("user", ["checkpoint"], indirect=True)
+async def test_a_checkpoint_clears_a_challenge_and_the_relay_keeps_the_chain_s_version(
+    sandbox: LocalSandbox, user: User
+) -> None:
+    """A v0.5 relay never co-signs OPERATE states, so the test signs them with the broker's key
+    (the sandbox's): the challenge and the checkpoint are real custody transactions, and the
+    relay learns the versions they carry only from the ``Challenged``/``Checkpointed`` events."""
+    relay = sandbox.relay
+    assert relay is not None and relay.ledger is not None
+    broker = relay.config.broker_key
+    assert broker is not None and broker.address == sandbox.broker_address
+    await user.open()
+    cid = user.channel_id
+    allocations = (await user.custody.get_channel_data(cid)).last_valid_state.allocations
+
+    def co_signed(version: int) -> State:
+        state = State(StateIntent.OPERATE, version, b"", allocations)
+        return state.with_sigs(
+            [sign_state(cid, state, user.wallet.key), sign_state(cid, state, broker)]
+        )
+
+    disputed = co_signed(1)
+    await user.custody.challenge(cid, disputed, sign_challenge(cid, disputed, user.wallet.key))
+    await user.synced()
+    status = await user.status()
+    assert (status["status"], status["version"]) == ("challenged", 1)
+
+    await user.custody.checkpoint(cid, co_signed(2))
+    await user.synced()
+    status = await user.status()
+    assert (status["status"], status["version"], status["amount"]) == ("open", 2, "0")
+    update = await user.client.notification(
+        "cu", lambda f: f.result["status"] == "open" and f.result["version"] == 2
+    )
+    assert update.result["channel_id"] == cid
+    onchain = (await user.custody.get_channel_data(cid)).last_valid_state
+    record = relay.ledger.channels[cid]
+    assert (record.version, record.intent, record.state_data, record.allocations) == (
+        onchain.version,
+        int(StateIntent.OPERATE),
+        "0x",
+        [(a.destination, a.token, a.amount) for a in onchain.allocations],
+    )
+
+    # the relay's next state builds on the checkpointed version, so the custody accepts it
+    await user.resize(0, 2 * U)  # RESIZE v3 with the checkpointed state as its proof
+    status = await user.status()
+    assert (status["status"], status["version"], status["amount"]) == ("open", 3, str(2 * U))
+    assert (await user.custody.get_channel_data(cid)).last_valid_state.version == 3
+    await user.close()
+    assert (await user.status())["status"] == "closed"
 
 
 async def test_a_restarted_relay_resumes_from_its_database_and_the_chain(

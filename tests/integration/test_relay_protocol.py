@@ -337,7 +337,13 @@ async def test_outgoing_transfers_refused_while_a_channel_is_funded_or_challenge
         await _commit(node, service.on_closed(cid, final))
         assert (await alice.call(_transfer(ALICE, BOB.address, "1"))).method == "transfer"
         cid2, notes = _created(node, ALICE.address, 0, 2)
-        await _commit(node, notes + service.on_challenged(cid2))
+        disputed = State(
+            StateIntent.INITIALIZE,
+            0,
+            b"",
+            (Allocation(ALICE.address, TOKEN, 0), Allocation(node.broker_address, TOKEN, 0)),
+        )
+        await _commit(node, notes + service.on_challenged(cid2, disputed))
         await alice.notification("cu", lambda f: f.result["status"] == "challenged")
         before = ledger_state(node)
         reply = await alice.call(_transfer(ALICE, BOB.address, "1"))

@@ -5,8 +5,10 @@ loopback over a SQLite (WAL) ledger with group commit; with a custody client it 
 the chain. ``python -m settlement_widgets.sandbox.relay`` runs one on its own.
 
 Modules: ``config`` (what it serves), ``ledger`` (state + SQLite), ``committer`` (group
-commit), ``wire`` (frames), ``jwt``, ``service`` (the protocol rules), ``server`` (the
-WebSocket node), ``watcher`` (custody events).
+commit), ``wire`` (frames), ``jwt``, ``clock`` (Unix ms), ``service`` (the protocol rules:
+dispatch, composed from ``base`` (shared helpers), ``auth`` (login, session keys),
+``transfers``, ``channels`` (channel RPCs) and ``chain_events`` (custody event effects)),
+``server`` (the WebSocket node), ``watcher`` (polls custody events).
 """
 
 from __future__ import annotations

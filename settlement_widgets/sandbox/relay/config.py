@@ -139,13 +139,6 @@ class RelayConfig:
                 f"the sandbox relay only listens on loopback, got host {self.host!r}"
             )
 
-    def decimals_of(self, symbol: str) -> int | None:
-        """Decimals of the ledger asset ``symbol`` (``None`` if the relay does not know it)."""
-        for asset in self.assets:
-            if asset.symbol == symbol:
-                return asset.decimals
-        return None
-
     def asset_for_token(self, token: str, chain_id: int) -> AssetConfig | None:
         for asset in self.assets:
             if asset.chain_id == chain_id and asset.token.lower() == token.lower():

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -25,6 +24,7 @@ from typing import Any, Final
 import orjson
 
 from ...errors import ConfigurationError
+from .clock import now_ms
 
 __all__ = [
     "CHANNEL_STATUSES",
@@ -88,10 +88,6 @@ def _compact_json(value: Any) -> str:
         return orjson.dumps(value).decode()
     except orjson.JSONEncodeError:
         return json.dumps(value, separators=(",", ":"))
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,7 +402,7 @@ class Ledger:
             row["wallet"]: row["tag"] for row in conn.execute("SELECT wallet, tag FROM user_tags")
         }
         self.tag_wallets: dict[str, str] = {tag: wallet for wallet, tag in self.tags.items()}
-        now = _now_ms()
+        now = now_ms()
         self.seen: dict[bytes, int] = {
             bytes(row["hash"]): int(row["expires_at"])
             for row in conn.execute(
@@ -430,7 +426,7 @@ class Ledger:
         """The rows changed since the last call (``None`` when nothing changed)."""
         if not self._batch:
             return None
-        now = _now_ms()
+        now = now_ms()
         if now - self._last_prune > 10_000:
             self._prune_seen(now)
         self._seq += 1
@@ -488,7 +484,7 @@ class Ledger:
     def record_tx(
         self, tx_type: str, from_account: str, to_account: str, asset: str, amount: int
     ) -> TxRecord:
-        tx = TxRecord(self.next_tx_id, tx_type, from_account, to_account, asset, amount, _now_ms())
+        tx = TxRecord(self.next_tx_id, tx_type, from_account, to_account, asset, amount, now_ms())
         self.next_tx_id += 1
         self._batch.txs.append(tx)
         return tx

@@ -22,7 +22,6 @@ import contextlib
 import functools
 import logging
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,23 +32,20 @@ from websockets.protocol import State
 
 from ...errors import ConfigurationError, RelayError, RelayUnavailableError
 from ...keys import PrivateKey
+from .clock import now_ms
 from .committer import GroupCommitter
 from .config import RelayConfig
 from .ledger import Ledger, connect
 from .service import Note, RelayService, Session
+from .watcher import ChainWatcher
 from .wire import FrameError, parse_incoming, signed_frame
 
 if TYPE_CHECKING:
     from ...channel.custody import CustodyClient
-    from .watcher import ChainWatcher
 
 __all__ = ["RelayNode"]
 
 _log = logging.getLogger(__name__)
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class _Connection:
@@ -229,9 +225,10 @@ class RelayNode:
         committer.start(asyncio.get_running_loop())
         await committer.flush()  # the schema, the meta rows, the faucet seed
         self._read_conn = connect(ledger.path, synchronous="NORMAL")
-        self.service = RelayService(
+        service = RelayService(
             config, ledger, self._broker, bytes.fromhex(secret), read_connection=self._read_conn
         )
+        self.service = service
         await committer.flush()
         self._server = await serve(
             self._serve,
@@ -246,11 +243,18 @@ class RelayNode:
         sock = next(iter(self._server.sockets))
         self._port = int(sock.getsockname()[1])
         if self._custody is not None:
-            from .watcher import ChainWatcher
-
             await self._check_chain(ledger, self._custody)
             chain_id = self._chain_id or (config.networks[0].chain_id if config.networks else 0)
-            self.watcher = ChainWatcher(self, self._custody, chain_id)
+            self.watcher = ChainWatcher(
+                self._custody,
+                chain_id,
+                ledger=ledger,
+                committer=committer,
+                service=service,
+                add_notes=self.add_notes,
+                poll_interval=config.poll_interval,
+                start_block=config.start_block,
+            )
             await self.watcher.poll()
             self.watcher.start()
         return self
@@ -374,7 +378,7 @@ class RelayNode:
 
     def _frame(self, request_id: int, method: str, result: Any) -> bytes:
         assert self._broker is not None
-        return signed_frame(self._broker, request_id, method, result, _now_ms())
+        return signed_frame(self._broker, request_id, method, result, now_ms())
 
     def _push_now(self, conn: _Connection, method: str, result: Any) -> None:
         """A notification that depends on nothing pending (id 0)."""

@@ -1,11 +1,16 @@
 """The chain watcher: custody events into the ledger, exactly once across restarts.
 
-It polls ``Created``, ``Resized``, ``Closed`` and ``Challenged`` through the
-:class:`~settlement_widgets.channel.custody.CustodyClient` (``eth_getLogs``) and applies the
-ClearNode's effects (:meth:`~.service.RelayService.on_created` and friends). The cursor, the
-``(block, log index)`` of the last applied event and the last block scanned, is stored in the
-same commit batch as the effects, so a node killed mid-way either applied an event and moved
-the cursor past it, or did neither.
+It polls every custody event that changes what the relay records about a channel
+(:data:`WATCHED_EVENTS`: ``Created``, ``Challenged``, ``Checkpointed``, ``Resized``, ``Closed``)
+through the :class:`~settlement_widgets.channel.custody.CustodyClient` (``eth_getLogs``) and
+applies the ClearNode's effects (:meth:`~.service.RelayService.on_created` and friends). The
+others are left out on purpose (:data:`UNWATCHED_EVENTS`): ``Joined``/``Opened`` only move a
+channel the broker co-signed from INITIAL to ACTIVE, which the relay already records as ``open``
+at ``Created``, and ``Deposited``/``Withdrawn`` touch custody accounts, not channels.
+
+The cursor, the ``(block, log index)`` of the last applied event and the last block scanned,
+is stored in the same commit batch as the effects, so a node killed mid-way either applied an
+event and moved the cursor past it, or did neither.
 """
 
 from __future__ import annotations
@@ -13,30 +18,68 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, TypeAlias
 
-from ...channel.custody_events import Challenged, Closed, Created, CustodyEvent, Resized
+from ...channel.custody_events import (
+    Challenged,
+    Checkpointed,
+    Closed,
+    Created,
+    CustodyEvent,
+    Resized,
+)
 from ...errors import SettlementError
-from .service import Note
+from .committer import GroupCommitter
+from .ledger import Ledger
+from .service import Note, RelayService
 
 if TYPE_CHECKING:
     from ...channel.custody import CustodyClient
-    from .server import RelayNode
 
-__all__ = ["WATCHED_EVENTS", "ChainWatcher"]
+#: queues notifications to go out once a commit batch is durable (``RelayNode.add_notes``)
+AddNotes: TypeAlias = Callable[[int, list[Note]], None]
+
+__all__ = ["UNWATCHED_EVENTS", "WATCHED_EVENTS", "AddNotes", "ChainWatcher"]
 
 _log = logging.getLogger(__name__)
-WATCHED_EVENTS = ("Created", "Resized", "Closed", "Challenged")
+#: the custody events the relay applies (one ``on_*`` effect each)
+WATCHED_EVENTS: Final = ("Created", "Challenged", "Checkpointed", "Resized", "Closed")
+#: the custody events that change nothing the relay records (see the module docstring); with
+#: :data:`WATCHED_EVENTS` they cover every event the custody emits
+UNWATCHED_EVENTS: Final = ("Joined", "Opened", "Deposited", "Withdrawn")
 _MAX_RANGE = 5_000
 
 
 class ChainWatcher:
-    """Polls one custody contract for the node (``start()`` runs it in the background)."""
+    """Polls one custody contract for the node (``start()`` runs it in the background).
 
-    def __init__(self, node: RelayNode, custody: CustodyClient, chain_id: int) -> None:
-        self._node = node
+    It is handed the node's parts rather than the node itself, so it depends on what it uses
+    (the ledger holding the cursor, the committer making each batch durable, the service
+    applying the effects, ``add_notes`` queueing the notifications) and the server module
+    can import it without the watcher importing the server back.
+    """
+
+    def __init__(
+        self,
+        custody: CustodyClient,
+        chain_id: int,
+        *,
+        ledger: Ledger,
+        committer: GroupCommitter,
+        service: RelayService,
+        add_notes: AddNotes,
+        poll_interval: float,
+        start_block: int = 0,
+    ) -> None:
         self._custody = custody
         self._chain_id = chain_id
+        self._ledger = ledger
+        self._committer = committer
+        self._service = service
+        self._add_notes = add_notes
+        self._poll_interval = poll_interval
+        self._start_block = start_block
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self.applied = 0
@@ -52,7 +95,7 @@ class ChainWatcher:
             self._task = None
 
     async def _run(self) -> None:
-        interval = self._node.config.poll_interval
+        interval = self._poll_interval
         while True:
             try:
                 await self.poll()
@@ -63,9 +106,7 @@ class ChainWatcher:
             await asyncio.sleep(interval)
 
     def _cursor(self) -> tuple[int, int]:
-        ledger = self._node.ledger
-        assert ledger is not None
-        text = ledger.meta.get("chain_cursor")
+        text = self._ledger.meta.get("chain_cursor")
         if not text:
             return (-1, -1)
         block, index = text.split(":")
@@ -74,11 +115,9 @@ class ChainWatcher:
     async def poll(self) -> int:
         """Apply every new event up to the latest block; returns how many were applied."""
         async with self._lock:
-            node = self._node
-            ledger, committer = node.ledger, node.committer
-            assert ledger is not None and committer is not None
+            ledger, committer = self._ledger, self._committer
             latest = int(await self._custody.wallet.w3.eth.block_number)
-            scanned = int(ledger.meta.get("chain_scanned", str(node.config.start_block - 1)))
+            scanned = int(ledger.meta.get("chain_scanned", str(self._start_block - 1)))
             applied = 0
             while scanned < latest:
                 upper = min(latest, scanned + _MAX_RANGE)
@@ -96,14 +135,13 @@ class ChainWatcher:
                 ledger.set_meta("chain_scanned", str(upper))
                 scanned = upper
                 seq = committer.kick()
-                node.add_notes(seq, notes)
+                self._add_notes(seq, notes)
                 await committer.wait(seq)
             self.applied += applied
             return applied
 
     def _apply(self, event: CustodyEvent) -> list[Note]:
-        service = self._node.service
-        assert service is not None
+        service = self._service
         try:
             if isinstance(event, Created):
                 return service.on_created(
@@ -118,7 +156,9 @@ class ChainWatcher:
             if isinstance(event, Closed):
                 return service.on_closed(event.channel_id.lower(), event.final_state)
             if isinstance(event, Challenged):
-                return service.on_challenged(event.channel_id.lower())
+                return service.on_challenged(event.channel_id.lower(), event.state)
+            if isinstance(event, Checkpointed):
+                return service.on_checkpointed(event.channel_id.lower(), event.state)
         except SettlementError as exc:  # a malformed event must not stop the node
             _log.warning("ignoring custody event %s at %s: %s", event.name, event.cursor, exc)
         return []
