@@ -19,6 +19,7 @@ from ...erc7824.types import Allocation, Channel, State, StateIntent
 from ...errors import InvalidAddressError
 from .base import Note, Outcome, ServiceBase, Session, _fail
 from .clock import now_ms
+from .config import AssetConfig
 from .ledger import CHANNEL_STATUSES, ChannelRecord
 from .wire import Incoming
 
@@ -143,6 +144,15 @@ class ChannelHandlers(ServiceBase):
                 return int(text)
         raise _fail(f"failed to parse parameters: {name} must be an integer number of units")
 
+    def _channel_asset(self, channel: ChannelRecord) -> AssetConfig:
+        """The configured asset of ``channel``'s token (the ClearNode's error when none)."""
+        asset = self.config.asset_for_token(channel.token, channel.chain_id)
+        if asset is None:
+            raise _fail(
+                f"failed to find asset for token {channel.token} on chain {channel.chain_id}"
+            )
+        return asset
+
     def _resize_channel(self, session: Session, req: Incoming) -> Outcome:
         params = req.params
         channel, destination = self._channel_param(params)
@@ -160,11 +170,7 @@ class ChannelHandlers(ServiceBase):
             )
         if channel.wallet not in self._signing_wallets(req):
             raise _fail("invalid signature")
-        asset = self.config.asset_for_token(channel.token, channel.chain_id)
-        if asset is None:
-            raise _fail(
-                f"failed to find asset for token {channel.token} on chain {channel.chain_id}"
-            )
+        asset = self._channel_asset(channel)
         if resize == 0 and allocate == 0:
             raise _fail("resize operation requires non-zero ResizeAmount or AllocateAmount")
         balance = self.ledger.balance(channel.wallet, asset.symbol)
@@ -207,11 +213,7 @@ class ChannelHandlers(ServiceBase):
             raise _fail(f"channel {channel.channel_id} is not open or resizing: {channel.status}")
         if channel.wallet not in self._signing_wallets(req):
             raise _fail("invalid signature")
-        asset = self.config.asset_for_token(channel.token, channel.chain_id)
-        if asset is None:
-            raise _fail(
-                f"failed to find asset for token {channel.token} on chain {channel.chain_id}"
-            )
+        asset = self._channel_asset(channel)
         balance = self.ledger.balance(channel.wallet, asset.symbol)
         if balance < 0:
             raise _fail("negative balance")
