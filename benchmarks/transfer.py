@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from settlement_widgets.keys import PrivateKey
+from settlement_widgets.networks import SEPOLIA
 
 from .lean_client import LeanRelayClient, PhaseResult
 from .procs import server_process
@@ -29,9 +30,10 @@ from .procs import server_process
 __all__ = ["DURABILITY_NOTES", "PhaseSample", "TransferRun", "transfer_benchmark"]
 
 # chain facts the relay only echoes (no chain is needed for off-chain transfers)
-_TOKEN = "0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb"
-_CUSTODY = "0x019B65A265EB3363822f2752141b3dF16131b262"
-_ADJUDICATOR = "0x7c7ccbc98469190849BCC6c926307794fDfB11F2"
+assert SEPOLIA.token is not None  # the Sepolia profile always names its channel asset
+_TOKEN: str = SEPOLIA.token
+_CUSTODY = SEPOLIA.contracts.custody
+_ADJUDICATOR = SEPOLIA.contracts.adjudicator
 _ASSET = "ytest.usd"
 _AMOUNT = "0.000001"  # 1 smallest unit
 

@@ -3,24 +3,44 @@
 The relay compares address strings case-sensitively (erc7824-nitrolite.md §3.2), so
 everything we send is EIP-55 checksummed. Input may be all-lowercase (or all-uppercase) hex,
 which has no checksum to check, or mixed-case, which must carry a correct checksum.
+
+This module holds the package's only EIP-55 implementation: :mod:`settlement_widgets.keys`
+(addresses of keys and signers) and :mod:`settlement_widgets.erc7824._address_cache` call
+:func:`checksum_from_bytes` / :func:`to_checksum`, so the rule cannot drift between copies.
+It sits below both (it imports only :mod:`.errors` and :mod:`._keccak`), so there is no cycle.
 """
 
 from __future__ import annotations
 
 import re
 
+from ._keccak import keccak256
 from .errors import InvalidAddressError
 
-__all__ = ["ZERO_ADDRESS", "is_address", "short", "to_checksum", "validate_address"]
+__all__ = [
+    "ZERO_ADDRESS",
+    "checksum_from_bytes",
+    "is_address",
+    "short",
+    "to_checksum",
+    "validate_address",
+]
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 _HEX40 = re.compile(r"^0x[0-9a-fA-F]{40}$")
 
 
-def _keccak(data: bytes) -> bytes:
-    from eth_hash.auto import keccak  # imported lazily: keeps `import settlement_widgets` fast
+def _eip55(lower: str) -> str:
+    """EIP-55 over 40 lowercase hex digits: a letter is uppercased where the matching nibble
+    of keccak256(lower) is >= 8. The one implementation; both public entry points use it.
 
-    return keccak(data)
+    keccak comes from :mod:`._keccak` (pysha3 when installed), the backend the signature hot
+    path uses, because :mod:`.keys` checksums every recovered signer through here.
+    """
+    digest = keccak256(lower.encode("ascii")).hex()
+    return "0x" + "".join(
+        c.upper() if c.isalpha() and int(digest[i], 16) >= 8 else c for i, c in enumerate(lower)
+    )
 
 
 def to_checksum(address: str) -> str:
@@ -29,11 +49,18 @@ def to_checksum(address: str) -> str:
         raise InvalidAddressError(
             f"invalid address {address!r}: expected 0x followed by 40 hex digits"
         )
-    lower = address[2:].lower()
-    digest = _keccak(lower.encode("ascii")).hex()
-    return "0x" + "".join(
-        c.upper() if c.isalpha() and int(digest[i], 16) >= 8 else c for i, c in enumerate(lower)
-    )
+    return _eip55(address[2:].lower())
+
+
+def checksum_from_bytes(raw20: bytes) -> str:
+    """EIP-55 text of 20 raw address bytes.
+
+    For callers that already hold bytes (a key's address, a recovered signer): it skips the
+    hex round trip and regex of :func:`to_checksum`.
+    """
+    if len(raw20) != 20:
+        raise InvalidAddressError(f"an address is 20 bytes, got {len(raw20)}")
+    return _eip55(raw20.hex())
 
 
 def validate_address(address: object, *, field: str = "address", allow_zero: bool = True) -> str:

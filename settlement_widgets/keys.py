@@ -16,6 +16,7 @@ from typing import Any, Final
 import coincurve
 
 from ._keccak import keccak256 as keccak
+from .addresses import checksum_from_bytes
 from .errors import InvalidSignatureError, SettlementValueError
 
 __all__ = [
@@ -34,14 +35,6 @@ _HALF_N: Final = SECP256K1_N // 2
 def address_from_public_key(public_key: coincurve.PublicKey) -> bytes:
     """The 20-byte Ethereum address of a public key."""
     return keccak(public_key.format(compressed=False)[1:])[-20:]
-
-
-def _checksum(raw20: bytes) -> str:
-    lower = raw20.hex()
-    digest = keccak(lower.encode("ascii")).hex()
-    return "0x" + "".join(
-        c.upper() if c.isalpha() and int(digest[i], 16) >= 8 else c for i, c in enumerate(lower)
-    )
 
 
 class PrivateKey:
@@ -63,7 +56,7 @@ class PrivateKey:
             raise SettlementValueError("private key is outside the secp256k1 range")
         self._key = coincurve.PrivateKey(bytes(secret))
         self._address_bytes = address_from_public_key(self._key.public_key)
-        self._address = _checksum(self._address_bytes)
+        self._address = checksum_from_bytes(self._address_bytes)
 
     @classmethod
     def generate(cls) -> PrivateKey:
@@ -143,4 +136,4 @@ def recover_address_bytes(digest: bytes, signature: bytes | str) -> bytes:
 
 def recover_address(digest: bytes, signature: bytes | str) -> str:
     """EIP-55 address of the signer of ``digest``."""
-    return _checksum(recover_address_bytes(digest, signature))
+    return checksum_from_bytes(recover_address_bytes(digest, signature))

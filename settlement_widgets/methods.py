@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .errors import UnknownOptionError
+from .networks import SEPOLIA as _SEPOLIA
 
 __all__ = [
     "METHOD_IDS",
@@ -76,16 +77,18 @@ SETTLEMENT_OPTIONS: list[SettlementOption] = [
     ),
 ]
 
-#: The deployed Sepolia contracts (original-dashboard.md §1.2), EIP-55 checksummed.
+#: The deployed Sepolia contracts (original-dashboard.md §1.2), EIP-55 checksummed, in the
+#: spec's camelCase shape. Read from :data:`settlement_widgets.networks.SEPOLIA`, where the
+#: addresses are written down once.
 SEPOLIA_CONTRACTS: dict[str, dict[str, str]] = {
     "channel": {
-        "custody": "0x019B65A265EB3363822f2752141b3dF16131b262",
-        "adjudicator": "0x7c7ccbc98469190849BCC6c926307794fDfB11F2",
+        "custody": _SEPOLIA.contracts.custody,
+        "adjudicator": _SEPOLIA.contracts.adjudicator,
     },
     "v4": {
-        "policyHook": "0xE8142B1Ff0DA631866fec5771f4291CbCe718080",
-        "settlementAdapter": "0xd8f0415b488F2BA18EF14F5C41989EEf90E51D1A",
-        "poolManager": "0xE03A1074c86CFeDd5C142C4F04F1a1536e203543",
+        "policyHook": _SEPOLIA.contracts.policy_hook,
+        "settlementAdapter": _SEPOLIA.contracts.settlement_adapter,
+        "poolManager": _SEPOLIA.contracts.pool_manager,
     },
 }
 

@@ -12,6 +12,7 @@ address only; ``repr(wallet)`` never shows the key.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,10 +30,16 @@ if TYPE_CHECKING:
 
     from .networks import Network
 
-__all__ = ["WalletClient"]
+__all__ = ["WalletClient", "is_connection_error"]
 
 
+@functools.cache
 def _connection_errors() -> tuple[type[BaseException], ...]:
+    """The exception types that mean "the node could not be reached", built once.
+
+    aiohttp and web3 are imported here rather than at module level so that importing the
+    wallet stays cheap; either may be missing in a stripped-down environment.
+    """
     errors: list[type[BaseException]] = [ConnectionError, OSError]
     try:
         import aiohttp
@@ -47,6 +54,17 @@ def _connection_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover
         pass
     return tuple(errors)
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True when ``exc`` means the chain node could not be reached (not that it refused).
+
+    The single detector for the package: a socket/OS error, an aiohttp client error or
+    web3's ``ProviderConnectionError``. Callers use it to turn an unreachable node into
+    :class:`~settlement_widgets.errors.ChainUnavailableError` instead of misreporting it as a
+    revert, so the wallet and the channel provider must agree on what counts.
+    """
+    return isinstance(exc, _connection_errors())
 
 
 def _eth_tester_revert_bytes(exc: BaseException) -> bytes | None:
@@ -172,7 +190,9 @@ class WalletClient:
     async def chain_id(self) -> int:
         try:
             return int(await self.w3.eth.chain_id)
-        except _connection_errors() as exc:
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise
             raise ChainUnavailableError(
                 f"cannot reach the chain at {self._rpc_url}: {exc}"
             ) from exc
@@ -221,7 +241,6 @@ class WalletClient:
         """
         from eth_account import Account
 
-        errors = _connection_errors()
         try:
             async with self._nonce_lock:
                 params: dict[str, Any] = {"from": self.address, "value": value}
@@ -231,7 +250,7 @@ class WalletClient:
                     try:
                         tx = await call.build_transaction(params)
                     except Exception as exc:
-                        if isinstance(exc, errors):
+                        if is_connection_error(exc):
                             raise  # the node is unreachable: not a revert
                         raise self._revert(exc, abis) from exc
                 else:
@@ -240,7 +259,7 @@ class WalletClient:
                         try:
                             tx["gas"] = await self.w3.eth.estimate_gas(tx)  # type: ignore[arg-type]
                         except Exception as exc:
-                            if isinstance(exc, errors):
+                            if is_connection_error(exc):
                                 raise
                             raise self._revert(exc, abis) from exc
                     tx["chainId"] = int(await self.w3.eth.chain_id)
@@ -257,12 +276,14 @@ class WalletClient:
                     tx_hash = await self.w3.eth.send_raw_transaction(signed.raw_transaction)
                 except Exception as exc:
                     self._next_nonce = None  # resync from the node next time
-                    if isinstance(exc, errors):
+                    if is_connection_error(exc):
                         raise
                     raise self._revert(exc, abis) from exc
         except TransactionFailedError:
             raise
-        except errors as exc:
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise
             self._next_nonce = None
             raise ChainUnavailableError(
                 f"cannot reach the chain at {self._rpc_url or 'the in-process EVM'}: {exc}"
@@ -271,18 +292,17 @@ class WalletClient:
 
     async def wait(self, tx_hash: str, *, abis: Sequence[list[dict[str, Any]]] = ()) -> Any:
         """The receipt of ``tx_hash``; raises :class:`TransactionFailedError` if it reverted."""
-        errors = _connection_errors()
         try:
             receipt = await self.w3.eth.wait_for_transaction_receipt(
                 tx_hash,  # type: ignore[arg-type]
                 timeout=self.receipt_timeout,
                 poll_latency=0.05,
             )
-        except errors as exc:
-            raise ChainUnavailableError(
-                f"lost the chain while waiting for {tx_hash}: {exc}"
-            ) from exc
         except Exception as exc:
+            if is_connection_error(exc):
+                raise ChainUnavailableError(
+                    f"lost the chain while waiting for {tx_hash}: {exc}"
+                ) from exc
             from web3.exceptions import TimeExhausted
 
             if isinstance(exc, TimeExhausted):

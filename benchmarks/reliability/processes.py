@@ -20,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from settlement_widgets.networks import SEPOLIA
+
 from .common import REPO
 
 __all__ = [
@@ -38,9 +40,10 @@ __all__ = [
 ]
 
 #: chain facts a chain-less relay only echoes (get_config / get_assets)
-TOKEN = "0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb"
-CUSTODY = "0x019B65A265EB3363822f2752141b3dF16131b262"
-ADJUDICATOR = "0x7c7ccbc98469190849BCC6c926307794fDfB11F2"
+assert SEPOLIA.token is not None  # the Sepolia profile always names its channel asset
+TOKEN: str = SEPOLIA.token
+CUSTODY = SEPOLIA.contracts.custody
+ADJUDICATOR = SEPOLIA.contracts.adjudicator
 ASSET = "ytest.usd"
 ANVIL_READY = re.compile(r"Listening on (?P<host>[\d.]+):(?P<port>\d+)")
 START_TIMEOUT = 120.0

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..addresses import validate_address
 from ..errors import AggregatorResponseError, InvalidAddressError
+from .valuation import NetValue, value_usd
 
 __all__ = [
     "RECORDED_NOTE",
@@ -494,12 +495,21 @@ class Route:
     def from_amount_units(self) -> Decimal:
         return self.from_token.units(self.from_amount)
 
+    def net_value(self) -> NetValue | None:
+        """The USD breakdown the ranking orders by (None if unpriceable)."""
+        return value_usd(
+            self.steps,
+            to_token=self.to_token,
+            to_amount=self.to_amount,
+            to_amount_min=self.to_amount_min,
+            to_amount_usd=self.to_amount_usd,
+            gas_cost_usd=self.gas_cost_usd,
+        )
+
     @property
     def net_usd(self) -> Decimal | None:
         """Value received net of fees paid on top and gas, in USD (None if unpriceable)."""
-        from .ranking import net_value
-
-        value = net_value(self)
+        value = self.net_value()
         return None if value is None else value.net_usd
 
 
@@ -542,11 +552,23 @@ class Quote:
     def duration(self) -> float:
         return self.step.estimate.execution_duration
 
+    def net_value(self) -> NetValue | None:
+        """The USD breakdown of the quote's single step; a quote has no aggregate
+        ``gasCostUSD``, so its step's gas costs are summed."""
+        estimate = self.step.estimate
+        return value_usd(
+            (self.step,),
+            to_token=self.step.action.to_token,
+            to_amount=estimate.to_amount,
+            to_amount_min=estimate.to_amount_min,
+            to_amount_usd=estimate.to_amount_usd,
+            gas_cost_usd=None,
+        )
+
     @property
     def net_usd(self) -> Decimal | None:
-        from .ranking import net_value
-
-        value = net_value(self)
+        """Value received net of fees paid on top and gas, in USD (None if unpriceable)."""
+        value = self.net_value()
         return None if value is None else value.net_usd
 
 

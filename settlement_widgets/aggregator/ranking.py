@@ -29,86 +29,25 @@ The rule, exactly (all arithmetic in :class:`~decimal.Decimal`, no rounding):
 
 A :class:`~settlement_widgets.aggregator.models.Quote` is valued the same way (a quote is a
 single step; it has no ``gasCostUSD``, so rule 3's fallback applies).
+
+Rules 1-4 are computed in :mod:`.valuation` (the models need them for ``net_usd`` too);
+this module adds the order. Imports run one way: ranking -> models -> valuation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from decimal import Decimal
+from collections.abc import Iterable
+from dataclasses import replace
 
-from .models import GasCost, Quote, Route, Step
+from .models import Quote, Route
+from .valuation import NetValue
 
 __all__ = ["NetValue", "best", "net_value", "rank_routes"]
-
-_ZERO = Decimal(0)
-
-
-@dataclass(frozen=True)
-class NetValue:
-    """The USD breakdown behind a route's rank (see the module docstring for the rule)."""
-
-    received_usd: Decimal
-    received_min_usd: Decimal
-    fees_usd: Decimal
-    included_fees_usd: Decimal
-    gas_usd: Decimal
-
-    @property
-    def net_usd(self) -> Decimal:
-        return self.received_usd - self.fees_usd - self.gas_usd
-
-    @property
-    def net_min_usd(self) -> Decimal:
-        return self.received_min_usd - self.fees_usd - self.gas_usd
-
-
-def _gas_of(costs: Sequence[GasCost]) -> Decimal:
-    sums = [g.amount_usd for g in costs if g.type == "SUM"]
-    return sum(sums if sums else (g.amount_usd for g in costs), _ZERO)
-
-
-def _costs(steps: Iterable[Step]) -> tuple[Decimal, Decimal, Decimal]:
-    fees = included = gas = _ZERO
-    for step in steps:
-        for fee in step.estimate.fee_costs:
-            if fee.included:
-                included += fee.amount_usd
-            else:
-                fees += fee.amount_usd
-        gas += _gas_of(step.estimate.gas_costs)
-    return fees, included, gas
 
 
 def net_value(item: Route | Quote) -> NetValue | None:
     """The USD breakdown of a route or quote, or None when it cannot be priced in USD."""
-    if isinstance(item, Quote):
-        steps: tuple[Step, ...] = (item.step,)
-        to_usd = item.estimate.to_amount_usd
-        to_amount, to_min = item.estimate.to_amount, item.estimate.to_amount_min
-        to_token = item.action.to_token
-        gas_total = None
-    else:
-        steps = item.steps
-        to_usd = item.to_amount_usd
-        to_amount, to_min = item.to_amount, item.to_amount_min
-        to_token = item.to_token
-        gas_total = item.gas_cost_usd
-    if to_usd is None:
-        if to_token.price_usd is None:
-            return None
-        to_usd = to_token.units(to_amount) * to_token.price_usd
-    fees, included, gas = _costs(steps)
-    if gas_total is not None:
-        gas = gas_total
-    received_min = to_usd * to_min / to_amount if to_amount else _ZERO
-    return NetValue(
-        received_usd=to_usd,
-        received_min_usd=received_min,
-        fees_usd=fees,
-        included_fees_usd=included,
-        gas_usd=gas,
-    )
+    return item.net_value()
 
 
 def _key(route: Route) -> tuple[object, ...]:

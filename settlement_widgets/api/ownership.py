@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..addresses import short, to_checksum
 from ..errors import ChainUnavailableError, ConfigurationError
+from ..networks import SEPOLIA
 
 if TYPE_CHECKING:
     from ..networks import Network
@@ -53,18 +54,20 @@ class OwnerFact:
     error: str | None = None
 
 
-#: the v4 proof of 2026-02-08 (original-dashboard.md §1.5, §2.3)
+#: the v4 proof of 2026-02-08 (original-dashboard.md §1.5, §2.3): the hook is owned by the
+#: CREATE2 proxy, the adapter by the deployer account. Addresses come from
+#: :data:`settlement_widgets.networks.SEPOLIA`, where they are written down once.
 RECORDED_SEPOLIA_FACTS = (
     OwnerFact(
         "policyHook",
-        "0xE8142B1Ff0DA631866fec5771f4291CbCe718080",
+        SEPOLIA.contracts.policy_hook,
         CREATE2_DEPLOYER,
         True,
     ),
     OwnerFact(
         "settlementAdapter",
-        "0xd8f0415b488F2BA18EF14F5C41989EEf90E51D1A",
-        "0x114d72D97Aa9C413A1ba3f0Cd37F439D668EA1aD",
+        SEPOLIA.contracts.settlement_adapter,
+        SEPOLIA.deployer,
         False,
     ),
 )
@@ -180,8 +183,6 @@ async def read_ownership(
 
 async def contracts_body(network: Network, *, rpc_timeout: float = 5.0) -> dict[str, Any]:
     """The ``v4:contracts`` answer for ``network``: addresses, deployer and ownership notes."""
-    from ..networks import SEPOLIA
-
     c = network.contracts
     notes: list[dict[str, Any]] = []
     recorded_applies = (

@@ -374,12 +374,6 @@ class CustodyClient:
             self._token(token).functions.approve(spender, _amount(amount, "amount"))
         )
 
-    async def ensure_allowance(self, token: str, amount: int) -> CustodyTx | None:
-        """Approve the custody for ``amount`` unless the allowance already covers it."""
-        if await self.allowance(token) >= _amount(amount, "amount"):
-            return None
-        return await self.approve(token, amount)
-
     async def allowance(
         self, token: str, owner: str | None = None, spender: str | None = None
     ) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..addresses import to_checksum, validate_address
+from ..addresses import checksum_from_bytes, validate_address
 from ..keys import recover_address_bytes
 
 __all__ = ["address_bytes", "checksummed", "eip55", "recover_eip55"]
@@ -36,7 +36,7 @@ def address_bytes(address: object, field: str = "address") -> bytes:
 @lru_cache(maxsize=4096)
 def eip55(raw20: bytes) -> str:
     """EIP-55 text of 20 address bytes."""
-    return to_checksum("0x" + raw20.hex())
+    return checksum_from_bytes(raw20)
 
 
 def recover_eip55(digest: bytes, signature: str | bytes) -> str:

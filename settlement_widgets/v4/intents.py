@@ -28,6 +28,7 @@ from ..errors import (
     SettlementValueError,
 )
 from ..keys import PrivateKey, recover_address
+from ..networks import SEPOLIA
 
 __all__ = [
     "EIP712_DOMAIN_TYPEHASH",
@@ -161,12 +162,13 @@ class Eip712Domain:
         }
 
 
-#: The deployed Sepolia adapter's domain (reference/original-dashboard.md §4.4).
+#: The deployed Sepolia adapter's domain (reference/original-dashboard.md §4.4); chain and
+#: adapter address come from :data:`settlement_widgets.networks.SEPOLIA`.
 SEPOLIA_ADAPTER_DOMAIN: Final = Eip712Domain(
     name="JACKSettlementAdapter",
     version="1",
-    chain_id=11155111,
-    verifying_contract="0xd8f0415b488F2BA18EF14F5C41989EEf90E51D1A",
+    chain_id=SEPOLIA.chain_id,
+    verifying_contract=SEPOLIA.contracts.settlement_adapter,
 )
 
 

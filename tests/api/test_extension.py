@@ -12,6 +12,7 @@ from tornado.httpclient import HTTPResponse
 
 from settlement_widgets.api.protocol import MAX_BODY_BYTES
 from settlement_widgets.methods import settlement_config
+from settlement_widgets.networks import SEPOLIA
 
 ADDRESS = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 
@@ -164,14 +165,14 @@ async def test_v4_contracts_without_rpc_uses_recorded_sepolia_facts(jp_fetch: An
     sepolia = settlement_config("sepolia")["methods"]["v4"]["contracts"]
     assert data["status"] == "ok"
     assert data["contracts"] == sepolia
-    assert data["deployer"] == "0x114d72D97Aa9C413A1ba3f0Cd37F439D668EA1aD"
+    assert data["deployer"] == SEPOLIA.deployer
     hook, adapter = data["notes"]
     assert {hook["source"], adapter["source"]} == {"recorded Sepolia facts"}
     assert hook["contract"] == "policyHook"
     assert hook["owner"] == "0x4e59b44847b379578588920cA78FbF26c0B4956C"
     assert hook["canHoldPolicies"] is False
     assert "cannot hold policies" in hook["text"]
-    assert adapter["owner"] == "0x114d72D97Aa9C413A1ba3f0Cd37F439D668EA1aD"
+    assert adapter["owner"] == SEPOLIA.deployer
     assert adapter["ownerIsContract"] is False
 
 

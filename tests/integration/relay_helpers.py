@@ -17,12 +17,14 @@ from settlement_widgets.erc7824 import rpc
 from settlement_widgets.erc7824.auth import AuthPolicy
 from settlement_widgets.erc7824.rpc import Request, Response
 from settlement_widgets.keys import PrivateKey
+from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.sandbox.relay import AssetConfig, NetworkConfig, RelayConfig
 
 TIMEOUT = 20.0
-TOKEN = "0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb"
-CUSTODY = "0x019B65A265EB3363822f2752141b3dF16131b262"
-ADJUDICATOR = "0x7c7ccbc98469190849BCC6c926307794fDfB11F2"
+assert SEPOLIA.token is not None  # the Sepolia profile always names its channel asset
+TOKEN: str = SEPOLIA.token
+CUSTODY = SEPOLIA.contracts.custody
+ADJUDICATOR = SEPOLIA.contracts.adjudicator
 CHAIN_ID = 31337
 ASSET = "ytest.usd"
 

@@ -29,6 +29,7 @@ from settlement_widgets.erc7824 import (
 )
 from settlement_widgets.erc7824.types import Channel, ChannelStatus, State, StateIntent
 from settlement_widgets.errors import TransactionFailedError
+from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.sandbox import Chain, ChannelDeployment, deploy_contract
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -78,7 +79,7 @@ async def test_an_eip712_signature_for_another_custody_is_rejected(env: Env) -> 
     channel = env.channel()
     state = env.state(StateIntent.INITIALIZE, 0)
     cid = env.channel_id(channel)
-    foreign = "0x019B65A265EB3363822f2752141b3dF16131b262"  # the Sepolia custody
+    foreign = SEPOLIA.contracts.custody
     sigs = [
         ref_sign(env.user_key, cid, state, "eip712", chain_id=env.chain_id, custody=foreign),
         ref_sign(env.broker_key, cid, state, "raw"),

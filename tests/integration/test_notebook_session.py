@@ -12,7 +12,7 @@ import pytest
 
 from settlement_widgets.errors import ConfigurationError, InvalidNetworkError, UnavailableError
 from settlement_widgets.methods import settlement_config
-from settlement_widgets.networks import get_network
+from settlement_widgets.networks import SEPOLIA, get_network
 from settlement_widgets.notebook import open_session, start_api_server
 
 pytestmark = pytest.mark.slow
@@ -68,7 +68,7 @@ async def test_sepolia_endpoint_process_serves_the_spec_body() -> None:
         assert api.network == "sepolia"
         assert (await api.get()).json() == settlement_config("sepolia")
         body = (await api.post({"action": "v4:contracts"})).json()
-        assert body["deployer"] == "0x114d72D97Aa9C413A1ba3f0Cd37F439D668EA1aD"
+        assert body["deployer"] == SEPOLIA.deployer
         assert {n["source"] for n in body["notes"]} == {"recorded Sepolia facts"}
     finally:
         await api.stop()

@@ -58,6 +58,7 @@ from settlement_widgets.erc7824 import (
 )
 from settlement_widgets.erc7824.wire_json import dumps
 from settlement_widgets.keys import SECP256K1_N, PrivateKey
+from settlement_widgets.networks import SEPOLIA
 
 pytestmark = pytest.mark.interop
 
@@ -413,8 +414,8 @@ def test_our_config_and_notification_frames_parse_in_the_sdk(oracle: Oracle) -> 
                 {
                     "chain_id": 11155111,
                     "name": "ethereum_sepolia",
-                    "custody_address": "0x019B65A265EB3363822f2752141b3dF16131b262",
-                    "adjudicator_address": "0x7c7ccbc98469190849BCC6c926307794fDfB11F2",
+                    "custody_address": SEPOLIA.contracts.custody,
+                    "adjudicator_address": SEPOLIA.contracts.adjudicator,
                 }
             ],
         },

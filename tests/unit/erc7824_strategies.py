@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from settlement_widgets.addresses import to_checksum
 from settlement_widgets.erc7824 import Allocation, Channel, State, StateIntent
 from settlement_widgets.keys import SECP256K1_N, PrivateKey
+from settlement_widgets.networks import SEPOLIA
 
 # a verbatim copy of shared/reference/erc7824-vectors.json (output of sdk-oracle/vectors.js)
 VECTORS_PATH = Path(__file__).resolve().parent / "data" / "erc7824-vectors.json"
@@ -24,10 +25,12 @@ def load_vectors() -> dict[str, Any]:
 USER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 BROKER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 SESSION_KEY = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a"
-ADJUDICATOR = "0x7c7ccbc98469190849BCC6c926307794fDfB11F2"
-TOKEN = "0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb"
-CUSTODY = "0x019B65A265EB3363822f2752141b3dF16131b262"
-CHAIN_ID = 11155111
+# the Sepolia deployment the vectors were generated for
+ADJUDICATOR = SEPOLIA.contracts.adjudicator
+assert SEPOLIA.token is not None
+TOKEN: str = SEPOLIA.token
+CUSTODY = SEPOLIA.contracts.custody
+CHAIN_ID = SEPOLIA.chain_id
 CHALLENGE_UUID = "550e8400-e29b-41d4-a716-446655440000"
 
 addresses = st.binary(min_size=20, max_size=20).map(lambda b: to_checksum("0x" + b.hex()))

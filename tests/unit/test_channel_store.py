@@ -18,12 +18,14 @@ from settlement_widgets.erc7824.ids import channel_id, state_hash
 from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
 from settlement_widgets.errors import ConfigurationError, InvalidStateError
 from settlement_widgets.keys import PrivateKey
+from settlement_widgets.networks import SEPOLIA
 
 WALLET = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
 BROKER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
-TOKEN = "0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb"
-ADJUDICATOR = "0x7c7ccbc98469190849BCC6c926307794fDfB11F2"
-CUSTODY = "0x019B65A265EB3363822f2752141b3dF16131b262"
+assert SEPOLIA.token is not None
+TOKEN: str = SEPOLIA.token
+ADJUDICATOR = SEPOLIA.contracts.adjudicator
+CUSTODY = SEPOLIA.contracts.custody
 TX = "0x" + "ab" * 32
 
 

@@ -23,12 +23,14 @@ from settlement_widgets.errors import (
     InvalidStateError,
     UnknownOptionError,
 )
+from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.wallet import WalletClient
 
-CUSTODY = "0x019B65A265EB3363822f2752141b3dF16131b262"
+CUSTODY = SEPOLIA.contracts.custody
 USER = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
 BROKER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
-TOKEN = "0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb"
+assert SEPOLIA.token is not None
+TOKEN: str = SEPOLIA.token
 CID = "0x" + "9b" * 32
 STATE_T = "(uint8,uint256,bytes,(address,address,uint256)[],bytes[])"
 

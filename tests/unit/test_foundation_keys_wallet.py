@@ -10,7 +10,7 @@ from eth_hash.auto import keccak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.addresses import short, validate_address
+from settlement_widgets.addresses import checksum_from_bytes, short, to_checksum, validate_address
 from settlement_widgets.errors import (
     ConfigurationError,
     InvalidAddressError,
@@ -18,7 +18,7 @@ from settlement_widgets.errors import (
     SettlementValueError,
 )
 from settlement_widgets.keys import SECP256K1_N, PrivateKey, recover_address
-from settlement_widgets.wallet import WalletClient
+from settlement_widgets.wallet import WalletClient, is_connection_error
 
 KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 ADDRESS = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
@@ -93,3 +93,29 @@ def test_addresses() -> None:
             validate_address(bad)
     assert short("0x" + "ab" * 32) == "0xabababab...abababab"
     assert short("short") == "short"
+
+
+def test_one_eip55_implementation_agrees_with_eth_utils() -> None:
+    from eth_utils import to_checksum_address
+
+    for raw in (bytes(20), bytes(range(20)), bytes.fromhex(ADDRESS[2:])):
+        text = "0x" + raw.hex()
+        assert checksum_from_bytes(raw) == to_checksum(text) == to_checksum_address(text)
+    assert PrivateKey(KEY).address == ADDRESS
+    with pytest.raises(InvalidAddressError):
+        checksum_from_bytes(b"\x00" * 19)
+
+
+def test_is_connection_error() -> None:
+    import aiohttp
+    from web3.exceptions import ProviderConnectionError
+
+    for exc in (
+        ConnectionRefusedError(),
+        OSError("no route"),
+        aiohttp.ClientConnectionError(),
+        ProviderConnectionError("down"),
+    ):
+        assert is_connection_error(exc)
+    for exc in (ValueError("revert"), KeyError("x")):
+        assert not is_connection_error(exc)

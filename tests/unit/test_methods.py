@@ -76,6 +76,9 @@ def test_sepolia_contracts_are_checksummed() -> None:
         assert to_checksum(address) == address
     assert set(SEPOLIA_CONTRACTS["channel"]) == {"custody", "adjudicator"}
     assert set(SEPOLIA_CONTRACTS["v4"]) == {"policyHook", "settlementAdapter", "poolManager"}
+    # checked against the addresses written out by hand from the spec, not against SEPOLIA
+    for method in ("channel", "v4"):
+        assert SEPOLIA_CONTRACTS[method] == EXPECTED_SEPOLIA_BODY["methods"][method]["contracts"]
 
 
 def test_invalid_network_lists_valid_ones() -> None:

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from settlement_widgets.errors import InvalidAddressError, InvalidAmountError, SettlementValueError
+from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.v4 import (
     HOOK_FLAGS,
     Intent,
@@ -26,7 +27,7 @@ from settlement_widgets.v4 import (
 from settlement_widgets.v4.pool import MAX_SQRT_PRICE, MIN_SQRT_PRICE
 from settlement_widgets.v4.provider import DETERMINISTIC_PROXY_RUNTIME, classify_owner_code
 
-SEPOLIA_HOOK = "0xE8142B1Ff0DA631866fec5771f4291CbCe718080"
+SEPOLIA_HOOK = SEPOLIA.contracts.policy_hook
 A = "0x1111111111111111111111111111111111111111"
 B = "0x2222222222222222222222222222222222222222"
 
