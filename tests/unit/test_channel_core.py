@@ -25,12 +25,14 @@ from settlement_widgets.errors import (
     TransactionFailedError,
 )
 from settlement_widgets.keys import PrivateKey
+from settlement_widgets.networks import SEPOLIA
 
 WALLET = PrivateKey("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
 BROKER = PrivateKey("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
 FORGER = PrivateKey("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a")
-ADJUDICATOR = "0x7c7ccbc98469190849BCC6c926307794fDfB11F2"
-TOKEN = "0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb"
+ADJUDICATOR = SEPOLIA.contracts.adjudicator
+assert SEPOLIA.token is not None
+TOKEN: str = SEPOLIA.token
 OTHER = "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"
 CHAIN = 11155111
 
@@ -118,7 +120,11 @@ def test_units_accepts_integers_only() -> None:
 
 
 def test_plans() -> None:
-    assert L.plan_create(0) == (("rpc_create", "submit_create"), {"initial_amount": "0"})
+    # await_relay: create_channel returns once the relay has indexed the channel
+    assert L.plan_create(0) == (
+        ("rpc_create", "submit_create", "await_relay"),
+        {"initial_amount": "0"},
+    )
     steps, params = L.plan_create(5)
     assert steps == (
         "rpc_create",
@@ -147,17 +153,22 @@ def test_plans() -> None:
         "await_relay",
         "rpc_close",
         "submit_close",
+        "await_relay",  # the relay has applied Closed before the withdrawal and the return
         "withdraw",
     )
     assert (params["resize_amount"], params["allocate_amount"]) == ("0", "7")
     assert L.plan_close(settle_amount=0, withdraw=False, in_dispute=False)[0] == (
         "rpc_close",
         "submit_close",
+        "await_relay",
     )
     assert L.plan_close(settle_amount=9, withdraw=True, in_dispute=True)[0] == (
         "submit_close",
+        "await_relay",
         "withdraw",
     )
+    assert L.plan_challenge()[0] == ("challenge", "await_relay")
+    assert L.plan_checkpoint()[0] == ("checkpoint", "await_relay")
 
 
 def test_operation_progress_is_positional() -> None:

@@ -225,7 +225,7 @@ def test_bind_turns_the_panel_red_on_a_dispute_event() -> None:
     provider = Emitter()
     panel = ChannelStatusPanel(network=SEPOLIA)
     binding = panel.bind(provider, CID)
-    assert provider.count() == len(CHANNEL_EVENTS)
+    assert provider.count() == len(CHANNEL_EVENTS) + 1  # and the chain watcher's event
     assert panel.channel_id == CID and panel.provider == "channel"
 
     provider.emit("channel_created", Channel(CID))
@@ -249,9 +249,9 @@ def test_bind_with_off_and_rebind() -> None:
     first, second = OffEmitter(), Emitter()
     panel = ChannelStatusPanel(network=SEPOLIA)
     panel.bind(first, CID)
-    assert first.count() == len(CHANNEL_EVENTS)
+    assert first.count() == len(CHANNEL_EVENTS) + 1  # and the chain watcher's event
     panel.bind(second, OTHER)  # replaces the first binding
-    assert first.count() == 0 and second.count() == len(CHANNEL_EVENTS)
+    assert first.count() == 0 and second.count() == len(CHANNEL_EVENTS) + 1
     first.emit("channel_updated", Channel(CID, ChannelStatus.FINAL))
     assert panel.channel_id == OTHER and panel.channel_status is None
     second.emit("channel_updated", {"id": OTHER, "status": "final"})  # a mapping works too
@@ -347,4 +347,34 @@ def test_a_failing_subscription_leaves_nothing_subscribed() -> None:
     assert provider.count() == 0 and panel.binding is None
     # choosing the events it supports works
     panel.bind(provider, CID, events=("channel_updated",))
-    assert provider.count() == 1
+    assert provider.count() == 2  # and the chain watcher's event
+
+
+def test_a_failing_chain_watcher_is_shown_escaped_and_cleared() -> None:
+    from settlement_widgets.channel.models import WatcherStatus
+
+    provider = Emitter()
+    panel = ChannelStatusPanel(network=SEPOLIA)
+    panel.bind(provider, CID)
+    assert panel.notice == ""
+    provider.emit("watcher", WatcherStatus(False, "<script>alert(1)</script> refused", 3, 8.0))
+    notice = panel.notice
+    assert "Chain watcher failing" in notice and "3 in a row; retrying in 8 s" in notice
+    assert "<script>" not in notice and "&lt;script&gt;alert(1)&lt;/script&gt;" in notice
+    provider.emit("watcher", WatcherStatus(True))
+    assert panel.notice == ""
+
+
+def test_a_provider_without_a_watcher_event_still_binds() -> None:
+    from settlement_widgets.errors import UnknownOptionError
+
+    class NoWatcher(Emitter):
+        def on(self, event: str, callback: Callable[..., Any]) -> Callable[[], None]:
+            if event == "watcher":
+                raise UnknownOptionError("unknown provider event 'watcher'")
+            return super().on(event, callback)
+
+    provider = NoWatcher()
+    panel = ChannelStatusPanel(network=SEPOLIA)
+    panel.bind(provider, CID)
+    assert provider.count() == len(CHANNEL_EVENTS)
