@@ -33,6 +33,7 @@ from .errors import SettlementError, SettlementValueError, UnknownOptionError
 from .methods import validate_method
 from .networks import Network
 from .widgets import ChannelStatusPanel, ErrorOutput, SettlementSelector
+from .widgets.home_loop import HomeLoop
 from .widgets.viewmodels import PROP_NAMES
 
 if TYPE_CHECKING:
@@ -215,6 +216,9 @@ class SettlementDashboard(ipywidgets.VBox):
         self._v4_tx: str | None = None
         self._busy = False
         self._tasks: set[asyncio.Task[None]] = set()
+        # every action runs on the loop the dashboard was built on (the kernel's), whatever
+        # thread the click arrives on (ipykernel 7 subshells)
+        self._home = HomeLoop()
         self._activity: list[LogLine] = []
 
         self.selector = SettlementSelector(selected=validate_method(selected), network=network)
@@ -302,24 +306,28 @@ class SettlementDashboard(ipywidgets.VBox):
     # --- clicks -------------------------------------------------------------------------
 
     def click(self, action: str) -> asyncio.Task[None] | None:
-        """What a click on ``action``'s button does: schedule the action on the running loop
-        and return its task (None when it is not enabled now or no loop runs)."""
+        """What a click on ``action``'s button does: schedule the action on the dashboard's
+        home loop (the one it was built on) and return its task. A click arriving on another
+        thread (a JupyterLab subshell) is handed to the home loop and returns None, as does a
+        click on an action not enabled now or with no loop at all."""
         if action not in _EXPECTED_SECONDS:
             raise UnknownOptionError(
                 f"unknown dashboard action {action!r}; valid: {', '.join(_EXPECTED_SECONDS)}"
             )
+        if self._home.hand_over(self.click, action):
+            return None
         act: Action = action  # type: ignore[assignment]
         if act not in enabled_actions(self.state()):
             self._add_log(LogLine("info", f"{self._label(act)} is not available right now"))
             return None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        if not self._home.usable():
             self.errors.report(
                 SettlementError("no event loop is running: the dashboard needs a Jupyter kernel"),
                 act,
             )
             return None
+        loop = self._home.loop
+        assert loop is not None
         self._set_busy(True, act)
         task = loop.create_task(self._run(act, getattr(self, act)))
         self._tasks.add(task)

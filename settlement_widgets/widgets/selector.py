@@ -19,6 +19,7 @@ from ..methods import SettlementMethod, validate_method
 from ..networks import Network
 from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput, run_callback
+from .home_loop import HomeLoop
 from .render import render_address_box_html, render_caption_html, render_card_html
 from .viewmodels import SelectorViewModel
 
@@ -99,6 +100,7 @@ class SettlementSelector(ipywidgets.VBox):
         caption = ipywidgets.HTML(render_caption_html(), layout=ipywidgets.Layout(margin="0"))
         super().__init__(children=[caption, grid, self._addresses, self._errors], **kwargs)
         self.add_class("sw-selector")
+        self._home = HomeLoop()
         self.selected = method
         self.observe(self._render, names=["selected"])
 
@@ -122,8 +124,12 @@ class SettlementSelector(ipywidgets.VBox):
         self.selected = validate_method(method)
 
     def click(self, method: str) -> None:
-        """What a click on the card of ``method`` does: select it, then call ``on_change``."""
+        """What a click on the card of ``method`` does: select it, then call ``on_change``,
+        on the loop the selector was built on (a click arriving on a JupyterLab subshell
+        thread is handed to it, so ``on_change`` may drive providers made there)."""
         method = validate_method(method)
+        if self._home.hand_over(self.click, method):
+            return
         try:
             self.selected = method
         except Exception as exc:  # an observer of `selected` failed: show it, don't lose it

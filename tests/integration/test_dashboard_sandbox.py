@@ -5,8 +5,10 @@ the chain (receipts, custody status, token balances) or the v4 adapter."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import socket
+import threading
 from collections.abc import AsyncIterator
 
 import pytest
@@ -143,3 +145,57 @@ async def test_a_failing_action_is_logged_and_the_buttons_come_back(
         assert board.errors.messages == ()  # a user-facing error, not a bug
     finally:
         await board.aclose()
+
+
+async def test_clicks_on_a_subshell_thread_run_on_the_dashboards_own_loop(
+    sandbox: LocalSandbox,
+) -> None:
+    """JupyterLab 4.6 with ipykernel 7 delivers button callbacks on subshell threads, each
+    with a running loop of its own. The dashboard hands each click to the loop it was built
+    on, where its providers (SQLite store, relay socket) live: every action succeeds."""
+    board = _board(sandbox, 2)
+    home = threading.get_ident()
+    ran_on: list[int] = []
+    original = board.click
+
+    def recording_click(action: str) -> object:
+        ran_on.append(threading.get_ident())
+        return original(action)
+
+    board.click = recording_click  # type: ignore[method-assign]
+
+    subshells = [_Subshell(), _Subshell()]  # kernel subshells: long-lived, a loop each
+    try:
+        for i, action in enumerate(("faucet", "open_channel", "transfer", "close_channel")):
+            before = len(board.activity)
+            # the handed-over click runs on our loop while this awaits the subshell
+            await asyncio.to_thread(subshells[i % 2].click, board, action)
+            await board.wait_idle(timeout=60)
+            new = board.activity[before:]
+            assert new and all(line.level == "ok" for line in new), new
+    finally:
+        for sub in subshells:
+            sub.close()
+    assert board.channel is not None and board.channel.status == "final"
+    # each click arrived on the subshell thread and ran again on the home thread
+    assert len(ran_on) == 8 and set(ran_on[1::2]) == {home} and home not in ran_on[0::2]
+
+
+class _Subshell:
+    """A thread running its own event loop, as ipykernel 7 runs a subshell."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def click(self, board: SettlementDashboard, action: str) -> None:
+        async def clicked() -> None:
+            board.buttons[action].click()  # type: ignore[index]
+
+        asyncio.run_coroutine_threadsafe(clicked(), self.loop).result(30)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()

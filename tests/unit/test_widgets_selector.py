@@ -236,3 +236,31 @@ def test_network_none_uses_the_sandbox_profile_when_present(
     ]
     monkeypatch.setenv("SETTLEMENT_NETWORK", "sepolia")
     assert SettlementSelector().network.name == "sepolia"
+
+
+async def test_a_click_on_another_thread_runs_on_change_on_the_selectors_loop() -> None:
+    """ipykernel 7 delivers a click on a subshell thread with a loop of its own: the selector
+    hands it to the loop it was built on, so ``on_change`` may use what lives there."""
+    import threading
+
+    home = threading.get_ident()
+    seen: list[tuple[str, int]] = []
+    done = asyncio.Event()
+
+    async def on_change(method: str) -> None:
+        seen.append((method, threading.get_ident()))
+        done.set()
+
+    selector = SettlementSelector(network=SEPOLIA, on_change=on_change)
+
+    def subshell() -> None:
+        async def clicked() -> None:
+            selector.card_button("channel").click()
+
+        asyncio.run(clicked())
+
+    thread = threading.Thread(target=subshell)
+    thread.start()
+    await asyncio.to_thread(thread.join)
+    await asyncio.wait_for(done.wait(), 10)
+    assert seen == [("channel", home)] and selector.selected == "channel"
