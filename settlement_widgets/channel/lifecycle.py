@@ -19,32 +19,84 @@ a bridge between the custody contract and the relay's unified ledger.
   then ``close_channel`` RPC -> countersign FINALIZE -> ``Custody.close`` -> ``withdraw``.
 - disputes: ``Custody.challenge`` with the latest fully signed state; ``Custody.close`` once
   the challenge period is over.
+
+The core is four modules; this one holds the transitions (``apply_*``: what a chain event or
+the relay's report does to a record) and small helpers on signed states, and re-exports the
+other three, so ``from . import lifecycle as L`` reaches all of it:
+
+- :mod:`.records`: the statuses, :class:`ChannelRecord`, :func:`new_record`, :func:`units`;
+- :mod:`.replies`: checking what the relay answers (:func:`check_create_reply`,
+  :func:`check_resize_reply`, :func:`check_close_reply`, :class:`StateReply`);
+- :mod:`.plans`: :class:`Operation`, :data:`STEPS`, the ``plan_*`` functions,
+  :func:`failure_status`, :func:`relay_reflects`.
 """
 
 from __future__ import annotations
 
-import decimal
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Final
 
-from ..addresses import validate_address
-from ..erc7824.ids import channel_id as compute_channel_id
-from ..erc7824.ids import state_hash as compute_state_hash
-from ..erc7824.resize import decode_resize_data
-from ..erc7824.signing import recover_state_signer
-from ..erc7824.types import Channel as ChannelDefinition
-from ..erc7824.types import State, StateIntent
-from ..errors import (
-    ChainUnavailableError,
-    InvalidAmountError,
-    InvalidSignatureError,
-    InvalidStateError,
-    RelayUnavailableError,
-    SettlementError,
-    SettlementTimeoutError,
-    UnavailableError,
+from ..addresses import validate_address as validate_address
+from ..erc7824.ids import channel_id as compute_channel_id  # noqa: F401 (re-exported)
+from ..erc7824.ids import state_hash as compute_state_hash  # noqa: F401 (re-exported)
+from ..erc7824.resize import decode_resize_data as decode_resize_data
+from ..erc7824.signing import recover_state_signer as recover_state_signer
+from ..erc7824.types import Channel as ChannelDefinition  # noqa: F401 (re-exported)
+from ..erc7824.types import State
+from ..erc7824.types import StateIntent as StateIntent
+from ..errors import ChainUnavailableError as ChainUnavailableError
+from ..errors import InvalidAmountError as InvalidAmountError
+from ..errors import InvalidSignatureError as InvalidSignatureError
+from ..errors import InvalidStateError as InvalidStateError
+from ..errors import RelayUnavailableError as RelayUnavailableError
+from ..errors import SettlementError as SettlementError
+from ..errors import SettlementTimeoutError as SettlementTimeoutError
+from ..errors import UnavailableError as UnavailableError
+from .plans import _DEPOSIT_STEPS as _DEPOSIT_STEPS
+from .plans import _DONE as _DONE
+from .plans import _FAILED as _FAILED
+from .plans import _INTERRUPTED as _INTERRUPTED
+from .plans import _RELAY_REFLECTS as _RELAY_REFLECTS
+from .plans import _RESIZE_OUT_STEPS as _RESIZE_OUT_STEPS
+from .plans import _RUNNING as _RUNNING
+from .plans import (
+    OPERATION_KINDS,
+    STEPS,
+    Operation,
+    failure_status,
+    plan_close,
+    plan_create,
+    plan_resize,
+    plan_withdraw,
 )
+from .plans import _resize_params as _resize_params
+from .plans import describe_relay_wait as describe_relay_wait
+from .plans import plan_challenge as plan_challenge
+from .plans import plan_checkpoint as plan_checkpoint
+from .plans import relay_reflects as relay_reflects
+from .records import (
+    ACTIVE,
+    CLOSING,
+    DISPUTE,
+    FINAL,
+    OPENING,
+    RESIZING,
+    STATUSES,
+    ChannelRecord,
+    intent_name,
+    new_record,
+    units,
+)
+from .replies import StateReply, check_close_reply, check_create_reply, check_resize_reply
+from .replies import _check_allocations as _check_allocations
+from .replies import _check_broker_signature as _check_broker_signature
+from .replies import _result as _result
+from .replies import _state as _state
+
+# ``from X import name as name``: re-exported, not used here. Before the split this module
+# defined (or imported) every one of those names, and ``L.<name>`` / ``from .lifecycle import
+# <name>`` must keep finding them; ``__all__`` lists what it listed then.
 
 __all__ = [
     "ACTIVE",
@@ -81,129 +133,15 @@ __all__ = [
     "units",
 ]
 
-# --- statuses ------------------------------------------------------------------------------
-
-OPENING: Final = "opening"
-"""INITIALIZE countersigned, ``Custody.create`` not confirmed yet."""
-ACTIVE: Final = "active"
-RESIZING: Final = "resizing"
-"""A RESIZE is signed by the broker; until it is on chain the relay refuses other resizes."""
-CLOSING: Final = "closing"
-"""A FINALIZE is countersigned; ``Custody.close`` not confirmed yet."""
-DISPUTE: Final = "dispute"
-FINAL: Final = "final"
-#: the spec's ``active`` / ``dispute`` / ``final`` plus the in-flight states between them
-STATUSES: Final = (OPENING, ACTIVE, RESIZING, CLOSING, DISPUTE, FINAL)
-
+#: the relay's channel statuses (``get_channels``, ``cu``) as ours
 _RELAY_STATUS: Final = {
     "open": ACTIVE,
     "resizing": RESIZING,
     "challenged": DISPUTE,
     "closed": FINAL,
 }
+#: how far along a status is: a transition from the relay never moves a record backwards
 _RANK: Final = {OPENING: 0, ACTIVE: 1, RESIZING: 1, CLOSING: 2, DISPUTE: 3, FINAL: 4}
-
-
-def intent_name(intent: int | StateIntent) -> str:
-    return StateIntent(intent).name
-
-
-# --- amounts -------------------------------------------------------------------------------
-
-
-def units(value: Any, field_name: str = "amount", *, allow_zero: bool = False) -> int:
-    """An amount in integer smallest units, or :class:`InvalidAmountError` saying why not.
-
-    Floats, decimals, strings and bools are refused: the Python API counts in integers
-    (``1_500_000`` is 1.5 of a 6-decimal asset), so a value like ``1.5`` is a unit mistake.
-    """
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float | decimal.Decimal | str):
-            hint = (
-                f"{value!r} is not an integer: amounts are integer smallest units "
-                "(1_500_000 is 1.5 of a 6-decimal asset)"
-            )
-        else:
-            hint = f"must be an integer number of smallest units, got {type(value).__name__}"
-        raise InvalidAmountError(f"{field_name} {hint}")
-    if value < 0:
-        raise InvalidAmountError(f"{field_name} must not be negative, got {value}")
-    if value == 0 and not allow_zero:
-        raise InvalidAmountError(f"{field_name} must be positive, got 0")
-    if value >= 2**255:
-        raise InvalidAmountError(f"{field_name} {value} is too large")
-    return value
-
-
-# --- the channel record --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChannelRecord:
-    """What the client knows about one channel; persisted in the store after every change.
-
-    ``version``/``intent``/``state_hash``/``amount`` describe the latest state the custody
-    accepted (``lastValidState``), or the countersigned INITIALIZE while ``opening``.
-    """
-
-    channel_id: str
-    chain_id: int
-    definition: ChannelDefinition
-    token: str
-    status: str
-    version: int
-    intent: StateIntent
-    state_hash: str
-    amount: int = 0
-    challenge_expiry: int = 0
-
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise InvalidStateError(
-                f"unknown channel status {self.status!r}: use one of {', '.join(STATUSES)}"
-            )
-        object.__setattr__(self, "channel_id", self.channel_id.lower())
-        object.__setattr__(self, "intent", StateIntent(self.intent))
-
-    @property
-    def wallet(self) -> str:
-        return self.definition.participants[0]
-
-    @property
-    def broker(self) -> str:
-        return self.definition.participants[1]
-
-    @property
-    def is_open(self) -> bool:
-        """The channel exists on chain and is not in dispute or closed."""
-        return self.status in (ACTIVE, RESIZING, CLOSING)
-
-    def with_state(self, state: State, *, status: str | None = None) -> ChannelRecord:
-        return replace(
-            self,
-            version=state.version,
-            intent=state.intent,
-            state_hash=compute_state_hash(self.channel_id, state),
-            amount=state.allocations[0].amount if state.allocations else 0,
-            status=status or self.status,
-        )
-
-
-def new_record(
-    channel_id: str, chain_id: int, definition: ChannelDefinition, initial: State
-) -> ChannelRecord:
-    """The record of a channel whose INITIALIZE state was just countersigned."""
-    return ChannelRecord(
-        channel_id=channel_id,
-        chain_id=chain_id,
-        definition=definition,
-        token=initial.allocations[0].token,
-        status=OPENING,
-        version=initial.version,
-        intent=initial.intent,
-        state_hash=compute_state_hash(channel_id, initial),
-        amount=initial.allocations[0].amount,
-    )
 
 
 # --- transitions ---------------------------------------------------------------------------
@@ -258,417 +196,7 @@ def apply_relay_status(record: ChannelRecord, relay_status: str) -> ChannelRecor
     return replace(record, status=status)
 
 
-# --- checking what the relay answers -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StateReply:
-    """A state the broker signed, checked: ours to countersign."""
-
-    channel_id: str
-    state: State
-    server_signature: str
-    definition: ChannelDefinition | None = None
-
-
-def _result(result: Any, method: str) -> Mapping[str, Any]:
-    if not isinstance(result, Mapping):
-        raise InvalidStateError(f"{method} answered {result!r}, not an object")
-    return result
-
-
-def _state(result: Mapping[str, Any], method: str) -> tuple[str, State, str]:
-    try:
-        cid = str(result["channel_id"]).lower()
-        state = State.from_rpc(result["state"])
-        signature = result["server_signature"]
-    except KeyError as exc:
-        raise InvalidStateError(f"{method} answer lacks {exc}") from None
-    if not isinstance(signature, str):
-        raise InvalidStateError(f"{method} server_signature must be 0x-hex")
-    return cid, state, signature
-
-
-def _check_broker_signature(cid: str, state: State, signature: str, broker: str) -> None:
-    try:
-        signer = recover_state_signer(cid, state, signature, "raw")
-    except SettlementError as exc:
-        raise InvalidSignatureError(f"the broker's state signature is malformed: {exc}") from None
-    if signer != broker:
-        raise InvalidSignatureError(
-            f"the state is signed by {signer}, not by the broker {broker}: refusing to sign it"
-        )
-
-
-def _check_allocations(
-    state: State, *, wallet: str, broker: str, token: str, destination: str | None = None
-) -> None:
-    allocs = state.allocations
-    if len(allocs) != 2:
-        raise InvalidStateError(f"a state has exactly 2 allocations, got {len(allocs)}")
-    if allocs[0].destination != (destination or wallet):
-        raise InvalidStateError(
-            f"allocation 0 pays {allocs[0].destination}, expected {destination or wallet}"
-        )
-    if allocs[1].destination != broker:
-        raise InvalidStateError(f"allocation 1 pays {allocs[1].destination}, not the broker")
-    for i, alloc in enumerate(allocs):
-        if alloc.token != token:
-            raise InvalidStateError(f"allocation {i} is in token {alloc.token}, not {token}")
-
-
-def check_create_reply(
-    result: Any,
-    *,
-    wallet: str,
-    broker: str,
-    token: str,
-    chain_id: int,
-    adjudicator: str,
-    min_challenge: int,
-) -> StateReply:
-    """Check a ``create_channel`` answer before countersigning it (§5.2 step 1).
-
-    The channel id must be the one computed from the returned channel and ``chain_id``;
-    participants are ``[wallet, broker]``; the adjudicator is the configured one; the
-    challenge period is at least ``min_challenge``; the state is INITIALIZE version 0 with
-    zero allocations in ``token``; ``server_signature`` is the broker's.
-    """
-    data = _result(result, "create_channel")
-    cid, state, signature = _state(data, "create_channel")
-    try:
-        definition = ChannelDefinition.from_rpc(data["channel"])
-    except KeyError:
-        raise InvalidStateError("create_channel answer lacks the channel") from None
-    expected_id = compute_channel_id(definition, chain_id)
-    if expected_id.lower() != cid:
-        raise InvalidStateError(
-            f"create_channel returned channel id {cid}, but the channel hashes to {expected_id}"
-        )
-    if definition.participants != (wallet, broker):
-        raise InvalidStateError(
-            f"the channel's participants are {list(definition.participants)}, expected "
-            f"[{wallet}, {broker}] (the wallet, then the broker)"
-        )
-    if definition.adjudicator != validate_address(adjudicator, field="adjudicator"):
-        raise InvalidStateError(
-            f"the channel uses adjudicator {definition.adjudicator}, not {adjudicator}"
-        )
-    if definition.challenge < min_challenge:
-        raise InvalidStateError(
-            f"the channel's challenge period is {definition.challenge} s, below {min_challenge} s"
-        )
-    if state.intent != StateIntent.INITIALIZE or state.version != 0:
-        raise InvalidStateError(
-            f"the initial state is {state.intent.name} v{state.version}, expected INITIALIZE v0"
-        )
-    _check_allocations(state, wallet=wallet, broker=broker, token=token)
-    if any(a.amount for a in state.allocations):
-        raise InvalidStateError("a v0.5 channel opens with zero allocations")
-    _check_broker_signature(cid, state, signature, broker)
-    return StateReply(cid, state, signature, definition)
-
-
-def check_resize_reply(
-    result: Any,
-    *,
-    record: ChannelRecord,
-    resize_amount: int,
-    allocate_amount: int,
-    destination: str,
-) -> StateReply:
-    """Check a ``resize_channel`` answer: RESIZE, version + 1, data ``[resize, allocate]``
-    as requested, allocations summing to what the custody will check, broker-signed."""
-    cid, state, signature = _state(_result(result, "resize_channel"), "resize_channel")
-    if cid != record.channel_id:
-        raise InvalidStateError(f"resize_channel answered for channel {cid}")
-    if state.intent != StateIntent.RESIZE or state.version != record.version + 1:
-        raise InvalidStateError(
-            f"resize_channel returned {state.intent.name} v{state.version}, expected "
-            f"RESIZE v{record.version + 1}"
-        )
-    deltas = decode_resize_data(state.data)
-    if deltas != (resize_amount, allocate_amount):
-        raise InvalidStateError(
-            f"resize_channel returned deltas {list(deltas)}, requested "
-            f"[{resize_amount}, {allocate_amount}]"
-        )
-    _check_allocations(
-        state,
-        wallet=record.wallet,
-        broker=record.broker,
-        token=record.token,
-        destination=destination,
-    )
-    expected = record.amount + resize_amount + allocate_amount
-    if sum(a.amount for a in state.allocations) != expected:
-        raise InvalidStateError(
-            f"the RESIZE allocations sum to {sum(a.amount for a in state.allocations)}, "
-            f"the custody requires {expected}"
-        )
-    _check_broker_signature(cid, state, signature, record.broker)
-    return StateReply(cid, state, signature)
-
-
-def check_close_reply(result: Any, *, record: ChannelRecord, destination: str) -> StateReply:
-    """Check a ``close_channel`` answer: FINALIZE, version + 1, empty data, the channel's
-    amount split between ``destination`` and the broker, broker-signed."""
-    cid, state, signature = _state(_result(result, "close_channel"), "close_channel")
-    if cid != record.channel_id:
-        raise InvalidStateError(f"close_channel answered for channel {cid}")
-    if state.intent != StateIntent.FINALIZE or state.version != record.version + 1:
-        raise InvalidStateError(
-            f"close_channel returned {state.intent.name} v{state.version}, expected "
-            f"FINALIZE v{record.version + 1}"
-        )
-    if state.data:
-        raise InvalidStateError("a FINALIZE state carries no data")
-    _check_allocations(
-        state,
-        wallet=record.wallet,
-        broker=record.broker,
-        token=record.token,
-        destination=destination,
-    )
-    total = sum(a.amount for a in state.allocations)
-    if total != record.amount:
-        raise InvalidStateError(
-            f"the FINALIZE allocations sum to {total}, but the channel holds {record.amount}"
-        )
-    _check_broker_signature(cid, state, signature, record.broker)
-    return StateReply(cid, state, signature)
-
-
-# --- operations: write-ahead plans ---------------------------------------------------------
-
-#: every step the provider knows how to run (and to resume)
-STEPS: Final = (
-    "rpc_create",
-    "submit_create",
-    "approve",
-    "deposit",
-    "rpc_resize",
-    "submit_resize",
-    "await_relay",
-    "rpc_close",
-    "submit_close",
-    "withdraw",
-    "challenge",
-    "checkpoint",
-)
-OPERATION_KINDS: Final = ("create", "resize", "withdraw", "close", "challenge", "checkpoint")
-_RUNNING: Final = "running"
-_INTERRUPTED: Final = "interrupted"
-_FAILED: Final = "failed"
-_DONE: Final = "done"
-
-
-@dataclass(frozen=True)
-class Operation:
-    """One user operation as a fixed list of steps, persisted before each step runs.
-
-    ``params`` are the inputs (JSON values), ``results`` what finished steps produced (tx
-    hashes, versions, amounts). ``status``: ``running`` (a step may be half-done: resume it),
-    ``interrupted`` (a service was unavailable: resumable), ``failed`` (refused or
-    reverted: not retried automatically), ``done``.
-    """
-
-    id: int
-    kind: str
-    channel_id: str | None
-    steps: tuple[str, ...]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    done: tuple[str, ...] = ()
-    results: Mapping[str, Any] = field(default_factory=dict)
-    status: str = _RUNNING
-    error: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in OPERATION_KINDS:
-            raise InvalidStateError(f"unknown operation kind {self.kind!r}")
-        unknown = [s for s in self.steps if s not in STEPS]
-        if unknown:
-            raise InvalidStateError(f"unknown step(s) {unknown}")
-        if tuple(self.steps[: len(self.done)]) != tuple(self.done):
-            raise InvalidStateError(
-                f"operation {self.id}: done steps {list(self.done)} are not a prefix of the "
-                f"plan {list(self.steps)}"
-            )
-
-    @property
-    def next_step(self) -> str | None:
-        """The step after the ``done`` prefix (None when the operation is complete).
-
-        Progress is positional: a plan may run a step twice (``await_relay`` after the
-        create and after the deposit).
-        """
-        if self.status in (_DONE, _FAILED) or len(self.done) >= len(self.steps):
-            return None
-        return self.steps[len(self.done)]
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (_DONE, _FAILED)
-
-    @property
-    def resumable(self) -> bool:
-        return self.status in (_RUNNING, _INTERRUPTED)
-
-    def advance(self, step: str, results: Mapping[str, Any] | None = None) -> Operation:
-        """The operation with ``step`` done and its ``results`` merged."""
-        if step != self.next_step:
-            raise InvalidStateError(
-                f"operation {self.id} ({self.kind}) expects step {self.next_step!r}, not {step!r}"
-            )
-        merged = {**self.results, **(results or {})}
-        channel = self.channel_id or merged.get("channel_id")
-        done = (*self.done, step)
-        finished = len(done) == len(self.steps)
-        return replace(
-            self,
-            channel_id=channel,
-            done=done,
-            results=merged,
-            status=_DONE if finished else _RUNNING,
-            error=None,
-        )
-
-    def fail(self, status: str, error: str) -> Operation:
-        return replace(self, status=status, error=error)
-
-    def resume(self) -> Operation:
-        return replace(self, status=_RUNNING, error=None)
-
-
-def failure_status(exc: BaseException) -> str:
-    """``interrupted`` when retrying later can work (a service away, a timeout, a
-    cancelled task), else ``failed`` (a refusal, a revert, a bad state)."""
-    if isinstance(
-        exc,
-        UnavailableError
-        | RelayUnavailableError
-        | ChainUnavailableError
-        | SettlementTimeoutError
-        | TimeoutError
-        | ConnectionError,
-    ):
-        return _INTERRUPTED
-    if not isinstance(exc, Exception):  # CancelledError, KeyboardInterrupt, SystemExit
-        return _INTERRUPTED
-    return _FAILED
-
-
-_DEPOSIT_STEPS: Final = ("approve", "deposit", "rpc_resize", "submit_resize", "await_relay")
-_RESIZE_OUT_STEPS: Final = ("rpc_resize", "submit_resize", "await_relay")
-
-
-def plan_create(initial_amount: int) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """Steps and params of ``create_channel``; a positive amount adds the deposit steps."""
-    # await_relay: the call returns only once the relay has indexed the channel, so the
-    # next operation (transfer, close) finds it there
-    steps: tuple[str, ...] = ("rpc_create", "submit_create", "await_relay")
-    params: dict[str, Any] = {"initial_amount": str(initial_amount)}
-    if initial_amount:
-        steps += _DEPOSIT_STEPS
-        params.update(_resize_params(initial_amount))
-    return steps, params
-
-
-def _resize_params(amount: int) -> dict[str, Any]:
-    # the v0.5 convention: resize_amount = -allocate_amount keeps the channel amount at 0
-    return {
-        "amount": str(abs(amount)),
-        "resize_amount": str(amount),
-        "allocate_amount": str(-amount),
-    }
-
-
-def plan_resize(amount: int) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """``+X`` moves X from the wallet into the off-chain balance; ``-X`` moves X of the
-    off-chain balance to the wallet's custody ledger (see :func:`plan_withdraw`)."""
-    if isinstance(amount, bool) or not isinstance(amount, int) or amount == 0:
-        raise InvalidAmountError(f"resize amount must be a non-zero integer, got {amount!r}")
-    steps = _DEPOSIT_STEPS if amount > 0 else _RESIZE_OUT_STEPS
-    return steps, _resize_params(amount)
-
-
-def plan_withdraw(
-    amount: int | None, *, through_channel: bool
-) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """Withdraw from the custody ledger; ``through_channel`` first moves ``amount`` of the
-    off-chain balance there (a resize by ``-amount``)."""
-    if through_channel:
-        if amount is None:
-            raise InvalidAmountError("withdrawing through a channel needs an amount")
-        steps, params = plan_resize(-amount)
-        return (*steps, "withdraw"), {**params, "withdraw_amount": str(amount)}
-    params = {} if amount is None else {"withdraw_amount": str(amount)}
-    return ("withdraw",), params
-
-
-def plan_close(
-    *, settle_amount: int, withdraw: bool, in_dispute: bool
-) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """Steps of ``close_channel``.
-
-    Cooperative: move ``settle_amount`` of the off-chain balance into the channel (the
-    broker funds it: ``allocate_amount``), so the FINALIZE pays it out; then close. After an
-    expired challenge the relay co-signs nothing: ``Custody.close`` takes any state and the
-    funds follow the challenged one.
-    """
-    params: dict[str, Any] = {"withdraw": withdraw, "settle_amount": str(settle_amount)}
-    steps: tuple[str, ...]
-    # await_relay after the close: the relay has applied the Closed event (its ledger paid
-    # the channel out) before close_channel returns, so balances() is already final
-    if in_dispute:
-        steps = ("submit_close", "await_relay")
-    else:
-        steps = ("rpc_close", "submit_close", "await_relay")
-        if settle_amount:
-            steps = ("rpc_resize", "submit_resize", "await_relay", *steps)
-            params.update({"resize_amount": "0", "allocate_amount": str(settle_amount)})
-    if withdraw:
-        steps += ("withdraw",)
-    return steps, params
-
-
-def plan_challenge() -> tuple[tuple[str, ...], dict[str, Any]]:
-    """Steps of ``challenge``: the transaction, then the relay's view of the dispute."""
-    return ("challenge", "await_relay"), {}
-
-
-def plan_checkpoint() -> tuple[tuple[str, ...], dict[str, Any]]:
-    """Steps of ``checkpoint``: the transaction, then the relay's view of the new version."""
-    return ("checkpoint", "await_relay"), {}
-
-
-#: the relay's channel status that reflects each of our statuses once the chain has it
-_RELAY_REFLECTS: Final = {FINAL: "closed", DISPUTE: "challenged"}
-
-
-def relay_reflects(record: ChannelRecord, info: Mapping[str, Any]) -> bool:
-    """Whether the relay's channel ``info`` (a ``get_channels``/``cu`` entry) shows what
-    ``record`` shows: closed when final, challenged in dispute, else open at the record's
-    version or newer. An operation that changed the chain waits for this before it returns,
-    so the caller's next step (a transfer, ``balances()``) sees the relay's updated ledger.
-    """
-    status = info.get("status")
-    wanted = _RELAY_REFLECTS.get(record.status)
-    if wanted is not None:
-        return status == wanted
-    try:
-        version = int(info.get("version", -1))
-    except (TypeError, ValueError):
-        return False
-    return status == "open" and version >= record.version
-
-
-def describe_relay_wait(record: ChannelRecord) -> str:
-    """What :func:`relay_reflects` waits for, in words (for a timeout's message)."""
-    wanted = _RELAY_REFLECTS.get(record.status)
-    if wanted is not None:
-        return f"reported channel {record.channel_id} {wanted}"
-    return f"reported channel {record.channel_id} open at version {record.version}"
+# --- signed states -------------------------------------------------------------------------
 
 
 def credited_amount(state: State, wallet: str) -> int:
