@@ -17,6 +17,8 @@ The helpers more than one mixin uses live here too.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from ..erc7824.ids import as_channel_id_bytes
@@ -24,7 +26,7 @@ from ..errors import InvalidStateError, SettlementValueError
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Self
 
     from ..erc7824.types import State
@@ -32,15 +34,33 @@ if TYPE_CHECKING:
     from ..wallet import WalletClient
     from . import lifecycle as L
     from .config import ChannelConfig
-    from .connection import _Asset
     from .custody import CustodyClient, CustodyTx
     from .custody_events import CustodyEvent
     from .models import Channel
-    from .operations import _StepResult
     from .relay_client import RelayClient
     from .store import ChannelStore
 
 __all__ = ["_ProviderBase"]
+
+
+@dataclass(frozen=True)
+class _Asset:
+    """The channel asset as the relay describes it."""
+
+    symbol: str
+    token: str
+    decimals: int
+
+
+@dataclass
+class _StepResult:
+    """What a step produced: results to merge, store writes to apply atomically with the
+    step's completion, and (event, payload) pairs to emit after the commit."""
+
+    results: dict[str, Any] = field(default_factory=dict)
+    write: Callable[[], list[tuple[str, Any]]] | None = None
+    proof: tuple[str, CustodyTx] | None = None
+
 
 #: the provider's one logger (its records keep the name they had before the provider was split)
 _log = logging.getLogger("settlement_widgets.channel.provider")

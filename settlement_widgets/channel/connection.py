@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Self
 
 from ..addresses import validate_address
@@ -26,7 +25,7 @@ from ..errors import (
 )
 from ..keys import PrivateKey
 from ..wallet import is_connection_error
-from ._base import _log, _ProviderBase
+from ._base import _Asset, _log, _ProviderBase
 from .relay_client import RelayClient
 from .store import SessionRecord
 
@@ -34,13 +33,6 @@ __all__ = ["DEFAULT_ALLOWANCE_TOKENS", "_ConnectionMixin"]
 
 #: default session-key allowance, in whole asset units (the relay counts it per session key)
 DEFAULT_ALLOWANCE_TOKENS: Final = 1_000_000
-
-
-@dataclass(frozen=True)
-class _Asset:
-    symbol: str
-    token: str
-    decimals: int
 
 
 class _ConnectionMixin(_ProviderBase):

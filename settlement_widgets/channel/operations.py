@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..erc7824.ids import state_hash as compute_state_hash
@@ -27,7 +26,7 @@ from ..errors import (
     SettlementError,
 )
 from . import lifecycle as L
-from ._base import _TX_NAMES, _log, _ProviderBase
+from ._base import _TX_NAMES, _log, _ProviderBase, _StepResult
 from .custody import CustodyTx
 from .models import StepEvent
 
@@ -43,16 +42,6 @@ _PROOF_STEPS: Final = {
     "challenge": "challenge",
     "checkpoint": "checkpoint",
 }
-
-
-@dataclass
-class _StepResult:
-    """What a step produced: results to merge, store writes to apply atomically with the
-    step's completion, and (event, payload) pairs to emit after the commit."""
-
-    results: dict[str, Any] = field(default_factory=dict)
-    write: Callable[[], list[tuple[str, Any]]] | None = None
-    proof: tuple[str, CustodyTx] | None = None
 
 
 class _OperationsMixin(_ProviderBase):

@@ -23,9 +23,8 @@ from ..errors import (
     RelayError,
 )
 from . import lifecycle as L
-from ._base import _ProviderBase
+from ._base import _ProviderBase, _StepResult
 from .custody import CustodyTx
-from .operations import _StepResult
 
 __all__ = ["_StepsMixin"]
 
