@@ -37,44 +37,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
-from ..addresses import validate_address as validate_address
-from ..erc7824.ids import channel_id as compute_channel_id  # noqa: F401 (re-exported)
-from ..erc7824.ids import state_hash as compute_state_hash  # noqa: F401 (re-exported)
-from ..erc7824.resize import decode_resize_data as decode_resize_data
-from ..erc7824.signing import recover_state_signer as recover_state_signer
-from ..erc7824.types import Channel as ChannelDefinition  # noqa: F401 (re-exported)
 from ..erc7824.types import State
-from ..erc7824.types import StateIntent as StateIntent
-from ..errors import ChainUnavailableError as ChainUnavailableError
-from ..errors import InvalidAmountError as InvalidAmountError
-from ..errors import InvalidSignatureError as InvalidSignatureError
-from ..errors import InvalidStateError as InvalidStateError
-from ..errors import RelayUnavailableError as RelayUnavailableError
-from ..errors import SettlementError as SettlementError
-from ..errors import SettlementTimeoutError as SettlementTimeoutError
-from ..errors import UnavailableError as UnavailableError
-from .plans import _DEPOSIT_STEPS as _DEPOSIT_STEPS
-from .plans import _DONE as _DONE
-from .plans import _FAILED as _FAILED
-from .plans import _INTERRUPTED as _INTERRUPTED
-from .plans import _RELAY_REFLECTS as _RELAY_REFLECTS
-from .plans import _RESIZE_OUT_STEPS as _RESIZE_OUT_STEPS
-from .plans import _RUNNING as _RUNNING
 from .plans import (
     OPERATION_KINDS,
     STEPS,
     Operation,
+    describe_relay_wait,
     failure_status,
+    plan_challenge,
+    plan_checkpoint,
     plan_close,
     plan_create,
     plan_resize,
     plan_withdraw,
+    relay_reflects,
 )
-from .plans import _resize_params as _resize_params
-from .plans import describe_relay_wait as describe_relay_wait
-from .plans import plan_challenge as plan_challenge
-from .plans import plan_checkpoint as plan_checkpoint
-from .plans import relay_reflects as relay_reflects
 from .records import (
     ACTIVE,
     CLOSING,
@@ -89,14 +66,6 @@ from .records import (
     units,
 )
 from .replies import StateReply, check_close_reply, check_create_reply, check_resize_reply
-from .replies import _check_allocations as _check_allocations
-from .replies import _check_broker_signature as _check_broker_signature
-from .replies import _result as _result
-from .replies import _state as _state
-
-# ``from X import name as name``: re-exported, not used here. Before the split this module
-# defined (or imported) every one of those names, and ``L.<name>`` / ``from .lifecycle import
-# <name>`` must keep finding them; ``__all__`` lists what it listed then.
 
 __all__ = [
     "ACTIVE",
@@ -120,14 +89,18 @@ __all__ = [
     "check_create_reply",
     "check_resize_reply",
     "credited_amount",
+    "describe_relay_wait",
     "failure_status",
     "intent_name",
     "latest_signed",
     "new_record",
+    "plan_challenge",
+    "plan_checkpoint",
     "plan_close",
     "plan_create",
     "plan_resize",
     "plan_withdraw",
+    "relay_reflects",
     "same_state",
     "two_party",
     "units",

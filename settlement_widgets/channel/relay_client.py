@@ -30,8 +30,7 @@ The socket has no permessage-deflate (``compression=None``, performance-floor.md
 Where the code is: :mod:`.relay_connection` (:class:`~.relay_connection.RelayConnection`:
 the socket, frame verification, request/reply correlation, notifications, reconnection),
 :mod:`.relay_auth` (:class:`~.relay_auth.RelayAuth`: the session-key login and the JWT) and
-this module (:class:`RelayClient`: one typed method per relay method). Every name this
-module defined before that split is still importable from here.
+this module (:class:`RelayClient`: one typed method per relay method).
 """
 
 from __future__ import annotations
@@ -43,31 +42,9 @@ from typing import Any
 
 from ..addresses import validate_address
 from ..erc7824 import messages as M
-from ..erc7824.auth import Allowance as Allowance
-from ..erc7824.auth import AuthPolicy as AuthPolicy
 from ..erc7824.rpc import Request
-from ..erc7824.rpc import Response as Response
-from ..erc7824.rpc import make_request as make_request
-from ..erc7824.rpc import now_ms as now_ms
-from ..erc7824.rpc import parse_response as parse_response
-from ..erc7824.signing import KeyLike as KeyLike
-from ..erc7824.signing import as_private_key as as_private_key
 from ..errors import ConfigurationError
-from ..errors import InvalidFrameError as InvalidFrameError
-from ..errors import InvalidSignatureError as InvalidSignatureError
-from ..errors import RelayError as RelayError
-from ..errors import RelayUnavailableError as RelayUnavailableError
-from ..errors import SettlementError as SettlementError
-from ..errors import SettlementTimeoutError as SettlementTimeoutError
-from ..errors import SettlementValueError as SettlementValueError
-from ..keys import PrivateKey as PrivateKey
 from .relay_auth import AuthSession, RelayAuth
-from .relay_auth import _Auth as _Auth
-from .relay_connection import NotificationCallback as NotificationCallback
-
-# ``from X import name as name``: re-exported, not used here. Before the split this module
-# defined or imported those names; modules written against that layout still find them.
-# ``__all__`` lists what it listed then.
 
 __all__ = ["AuthSession", "RelayClient"]
 

@@ -34,8 +34,6 @@ one mixin per group of tables:
 - :mod:`.store_rows`: ``channels``, ``states``, ``txs`` and ``session``;
 - :mod:`.store_ops`: ``operations`` and ``journal``;
 - :mod:`.store_history`: ``transfers`` and ``history``.
-
-Every name this module defined before that split is still importable from here.
 """
 
 from __future__ import annotations
@@ -45,18 +43,10 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from ..addresses import validate_address
-from ..erc7824.types import Allocation as Allocation
-from ..erc7824.types import Channel as ChannelDefinition  # noqa: F401 (re-exported)
-from ..erc7824.types import State as State
-from ..erc7824.types import StateIntent as StateIntent
 from ..errors import ConfigurationError, StorageError
-from ..errors import InvalidStateError as InvalidStateError
-from ..keys import PrivateKey as PrivateKey
-from .plans import Operation as Operation
-from .records import ChannelRecord as ChannelRecord
 from .store_history import HistoryRows, TransferRows
 from .store_ops import OperationRows
 from .store_rows import ChannelRows, SessionRows, StateRows, TxRows
@@ -71,7 +61,6 @@ from .store_schema import (
     StoredState,
     state_from_json,
     state_to_json,
-    utc_timestamp,
 )
 
 __all__ = [
@@ -86,13 +75,6 @@ __all__ = [
     "state_to_json",
 ]
 
-# ``from X import name as name`` above: re-exported, not used here. Before the split this
-# module imported those names and defined the four below; modules written against that
-# layout still find them here. ``__all__`` lists what it listed then.
-_SCHEMA: Final = TABLES_SQL
-_HISTORY_EVENT_INDEX: Final = HISTORY_EVENT_INDEX_SQL
-_MIGRATIONS: Final = MIGRATIONS
-_now = utc_timestamp
 
 
 def default_store_path(network_name: str, wallet: str, instance: str | None = None) -> Path:

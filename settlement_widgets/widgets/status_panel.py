@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import html
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from ..errors import SettlementValueError, UnknownOptionError
 from ..networks import Network
 from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput
+from .home_loop import HomeLoop
 from .render import render_status_html
 from .viewmodels import PROP_NAMES, StatusProps, StatusViewModel
 
@@ -49,8 +49,7 @@ class Binding:
         self.channel_id = channel_id
         self.active = True
         #: the loop (and its thread) bind() ran on: events from other threads are handed to it
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.loop_thread: int | None = None
+        self.home = HomeLoop()
         #: the task showing ``provider.get_channel``'s answer, when that is a coroutine
         self.fetched: asyncio.Task[None] | None = None
         self._handles: list[tuple[str, Callable[..., Any], Any]] = []
@@ -222,11 +221,6 @@ class ChannelStatusPanel(ipywidgets.VBox):
             raise SettlementValueError("channel_id must be a non-empty string")
         self.unbind()
         binding = Binding(provider, cid)
-        try:
-            binding.loop = asyncio.get_running_loop()
-            binding.loop_thread = threading.get_ident()
-        except RuntimeError:
-            pass
         self._binding = binding
         self._apply({"channel_id": cid, "provider": self.provider or "channel"})
         try:
@@ -296,18 +290,10 @@ class ChannelStatusPanel(ipywidgets.VBox):
         return cid is not None and cid.lower() == binding.channel_id.lower()
 
     def _on_event(self, binding: Binding, event: str, *args: Any, **kwargs: Any) -> None:
-        loop = binding.loop
-        if (
-            loop is not None
-            and binding.loop_thread != threading.get_ident()
-            and not loop.is_closed()
-        ):
-            # widget state belongs to the kernel's loop thread: update the panel there
-            loop.call_soon_threadsafe(
-                functools.partial(self._on_event_here, binding, event, *args, **kwargs)
-            )
-            return
-        self._on_event_here(binding, event, *args, **kwargs)
+        # widget state belongs to the kernel's loop thread: update the panel there
+        here = functools.partial(self._on_event_here, binding, event, *args, **kwargs)
+        if not binding.home.hand_over(here):
+            here()
 
     def _on_event_here(self, binding: Binding, event: str, *args: Any, **kwargs: Any) -> None:
         if not binding.active or binding is not self._binding:
