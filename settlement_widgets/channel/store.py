@@ -246,6 +246,13 @@ class ChannelStore(
             )
         elif isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             hint = "another process holds a write lock on it; close it and retry"
+        elif isinstance(exc, sqlite3.ProgrammingError) and "thread" in str(exc):
+            hint = (
+                "a provider belongs to the event loop (and thread) it was created on: call it "
+                "there (asyncio.run_coroutine_threadsafe from other threads)"
+            )
+        elif isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc):
+            hint = "the store was closed (the provider was closed): create a new provider"
         else:
             hint = "check the disk (space, permissions) and retry; nothing half-written remains"
         return StorageError(f"could not {doing} the channel store {self.path}: {exc}: {hint}")

@@ -147,6 +147,54 @@ def test_dashboard_in_voila_shows_v4_addresses_and_settles(
     _only_cosmetic_requests_left_loopback(loopback_page)
 
 
+CHANNEL_ACTIONS = ("faucet", "open-channel", "transfer", "close-channel")
+
+
+def _click_every_channel_action(page: Page, where: str) -> None:
+    """Faucet, open, transfer, close on the dashboard as a person clicks them, each waited
+    for on what the page shows (the next log line, the buttons enabled again)."""
+    dashboard = page.locator(".sw-dashboard")
+    log_lines = dashboard.locator(".sw-log-line")
+    for action in CHANNEL_ACTIONS:
+        before = log_lines.count()
+        button = dashboard.locator(f"button.sw-action-{action}")
+        expect(button).to_be_enabled()
+        button.click()
+        expect(log_lines).not_to_have_count(before)
+        expect(dashboard.locator("button.sw-action-faucet")).to_be_enabled()
+        errors = dashboard.locator(".sw-log-line[data-level='error']")
+        if errors.count():
+            pytest.fail(f"{action} failed in {where}: {errors.first.inner_text()}")
+    status = dashboard.locator(".sw-status-panel .sw-row[data-label='Status'] .sw-value")
+    expect(status).to_have_text("FINAL")
+    expect(dashboard.locator(".sw-status-panel .sw-tx a")).to_have_attribute("href", EXPLORER_TX)
+
+
+def test_dashboard_channel_actions_in_jupyterlab(lab: Lab, loopback_page: LoopbackPage) -> None:
+    """JupyterLab 4.6 with ipykernel 7 delivers the clicks on subshell threads: every action
+    must still run on the kernel's loop, where the dashboard's providers live."""
+    page = loopback_page.page
+    page.set_default_timeout(T)
+    page.goto(lab.page_url("lab/tree/dashboard.ipynb"))
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle")
+    page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
+    page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
+    last_prompt = ".jp-Notebook .jp-CodeCell:last-child .jp-InputArea-prompt"
+    _fail_on_traceback(page, f"{last_prompt}:text-matches('\\\\[\\\\d+\\\\]')")
+    _click_every_channel_action(page, "JupyterLab")
+    page.screenshot(path=str(ARTIFACTS / "lab-dashboard-channel-closed.png"), full_page=True)
+
+
+def test_dashboard_channel_actions_in_voila(lab: Lab, loopback_page: LoopbackPage) -> None:
+    page = loopback_page.page
+    page.set_default_timeout(T)
+    page.goto(lab.page_url("voila/render/dashboard.ipynb"))
+    expect(page.locator(".sw-dashboard")).to_be_visible()
+    _click_every_channel_action(page, "Voila")
+    page.screenshot(path=str(ARTIFACTS / "voila-dashboard-channel-closed.png"), full_page=True)
+    _only_cosmetic_requests_left_loopback(loopback_page)
+
+
 def _only_cosmetic_requests_left_loopback(page: LoopbackPage) -> None:
     """The page worked offline; what it tried to fetch from elsewhere (and was refused) is
     only the icon font and MathJax that Voila's template links from CDNs (toolchain §6.3)."""

@@ -75,8 +75,30 @@ def test_a_contradicting_row_is_a_storage_error_and_nothing_is_written(tmp_path:
 def test_a_read_error_is_a_storage_error(tmp_path: Path) -> None:
     store = ChannelStore(tmp_path / "store.sqlite", wallet=WALLET)
     store.close()
-    with pytest.raises(StorageError, match="could not read"):
+    with pytest.raises(StorageError, match=r"could not read.*create a new provider"):
         store.get_meta("wallet")
+
+
+def test_a_store_used_from_another_thread_says_which_loop_owns_it(tmp_path: Path) -> None:
+    import threading
+
+    store = ChannelStore(tmp_path / "store.sqlite", wallet=WALLET)
+    caught: list[BaseException] = []
+
+    def elsewhere() -> None:
+        try:
+            store.get_meta("wallet")
+        except BaseException as exc:
+            caught.append(exc)
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    (error,) = caught
+    assert isinstance(error, StorageError) and "event loop (and thread) it was created on" in str(
+        error
+    )
+    store.close()
 
 
 def test_a_chain_event_is_one_history_row_shown_in_chain_order(tmp_path: Path) -> None:
