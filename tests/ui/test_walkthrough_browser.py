@@ -175,7 +175,10 @@ def test_dashboard_channel_actions_in_jupyterlab(lab: Lab, loopback_page: Loopba
     must still run on the kernel's loop, where the dashboard's providers live."""
     page = loopback_page.page
     page.set_default_timeout(T)
-    page.goto(lab.page_url("lab/tree/dashboard.ipynb"))
+    # a workspace of its own: the default one would reopen the notebooks earlier tests opened,
+    # and "Run All Cells" must reach this one
+    page.goto(lab.page_url("lab/workspaces/dashboard-clicks/tree/dashboard.ipynb"))
+    expect(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab")).to_have_count(1)
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle")
     page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
     page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
