@@ -341,7 +341,7 @@ class SettlementDashboard(ipywidgets.VBox):
                 await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def _run(self, action: Action, run: Callable[[], Awaitable[None]]) -> None:
-        from .notebook import ProgressBar
+        from .progress import ProgressBar
 
         bar = ProgressBar(self._label(action), _EXPECTED_SECONDS[action])
         self._progress.children = (bar.widget,)
