@@ -66,6 +66,7 @@ setup: $(PY_STAMP) contracts
 
 lab: setup
 	SETTLEMENT_NETWORK=$${SETTLEMENT_NETWORK:-local} SETTLEMENT_API_NETWORK=$${SETTLEMENT_NETWORK:-local} \
+	  SETTLEMENT_SHARED_SANDBOX=$${SETTLEMENT_SHARED_SANDBOX:-1} \
 	  $(BIN)/jupyter lab $(ALLOW_ROOT) \
 	  --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 

@@ -110,7 +110,6 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
-
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .aggregator import AggregatorProvider, routes_frame
     from .channel import ChannelProvider, request_faucet_tokens

@@ -2,9 +2,12 @@
 
 A notebook must run top to bottom on the local sandbox by default and against Sepolia with
 ``SETTLEMENT_NETWORK=sepolia``, with the same cells. :func:`open_session` is the one place
-that differs: locally it starts a deterministic :class:`~settlement_widgets.sandbox.LocalSandbox`
-(fixed keys, so outputs are reproducible under nbval) in a private ``SETTLEMENT_HOME``;
-on Sepolia it takes ``SEPOLIA_RPC_URL`` and the key in ``SETTLEMENT_PRIVATE_KEY``. Everything
+that differs: in a kernel of a Jupyter server that owns a sandbox (``make lab``, Binder) it
+connects to that one (:mod:`settlement_widgets.sandbox.shared`: explorer links under the
+server, alive after the notebook ends); elsewhere (nbval, a script) it starts a deterministic
+:class:`~settlement_widgets.sandbox.LocalSandbox` (fixed keys, so outputs are reproducible);
+either way with a private ``SETTLEMENT_HOME`` for the session's stores and proofs.
+On Sepolia it takes ``SEPOLIA_RPC_URL`` and the key in ``SETTLEMENT_PRIVATE_KEY``. Everything
 after that receives a :class:`~settlement_widgets.networks.Network` and wallets and never asks
 which network it is.
 
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
     import httpx
 
     from .sandbox import LocalSandbox
+    from .sandbox.shared import SharedSandbox
     from .wallet import WalletClient
 
 __all__ = [
@@ -75,8 +79,10 @@ class NotebookSession:
 
     ``user`` acts as the end user; ``operator`` owns the v4 contracts on the sandbox (the
     deployer) and is the same wallet as ``user`` on Sepolia, where only one key is given.
-    ``sandbox`` is the running :class:`LocalSandbox`, or None on Sepolia: a cell that needs a
-    chain we control (deploying a replica, time travel) checks it. ``home`` is the
+    ``sandbox`` is the running :class:`LocalSandbox` (private) or
+    :class:`~settlement_widgets.sandbox.shared.SharedSandbox` (the Jupyter server's), or None
+    on Sepolia: a cell that needs a chain we control (deploying a replica, time travel) checks
+    it; both have ``chain``, ``wallets`` and ``http_url``. ``home`` is the
     ``SETTLEMENT_HOME`` of this session (a fresh directory for the sandbox, so proofs and
     stores of an earlier run never show up).
     """
@@ -85,14 +91,15 @@ class NotebookSession:
     user: WalletClient
     operator: WalletClient
     wallets: tuple[WalletClient, ...]
-    sandbox: LocalSandbox | None
+    sandbox: LocalSandbox | SharedSandbox | None
     home: Path
     _previous_home: str | None = field(default=None, repr=False)
     _own_home: bool = field(default=False, repr=False)
     _closed: bool = field(default=False, repr=False)
 
     async def aclose(self) -> None:
-        """Stop the sandbox, restore ``SETTLEMENT_HOME`` and remove the session's directory."""
+        """Stop a private sandbox (or disconnect from the server's, which runs on), restore
+        ``SETTLEMENT_HOME`` and remove the session's directory."""
         if self._closed:
             return
         self._closed = True
@@ -106,7 +113,13 @@ class NotebookSession:
             shutil.rmtree(self.home, ignore_errors=True)
 
     def __repr__(self) -> str:
-        where = "local sandbox" if self.sandbox is not None else "no sandbox"
+        where = (
+            "no sandbox"
+            if self.sandbox is None
+            else "the Jupyter server's sandbox"
+            if type(self.sandbox).__name__ == "SharedSandbox"
+            else "local sandbox"
+        )
         return (
             f"NotebookSession(network={self.network.name!r}, chain_id={self.network.chain_id}, "
             f"user={self.user.address!r}, {where})"
@@ -125,18 +138,36 @@ def _network_name(network: str | None) -> str:
 
 
 async def open_session(
-    network: str | None = None, *, wallets: int = 4, progress: bool = True
+    network: str | None = None,
+    *,
+    wallets: int = 4,
+    progress: bool = True,
+    shared: bool | None = None,
 ) -> NotebookSession:
     """Start the notebook's network: ``network``, else ``$SETTLEMENT_NETWORK``, else local.
 
-    ``local``: a deterministic sandbox with ``wallets`` funded dev wallets, its profile written
-    to a fresh ``SETTLEMENT_HOME`` (set for this process and the processes it starts, restored
-    by :meth:`NotebookSession.aclose`). ``sepolia``: needs ``SEPOLIA_RPC_URL`` and
+    ``local``: the Jupyter server's sandbox when this kernel's server owns one (``shared``
+    None or True; ``shared=True`` without one is a ConfigurationError), else a deterministic
+    private sandbox; ``wallets`` funded dev wallets; the profile written to a fresh
+    ``SETTLEMENT_HOME`` (set for this process and the processes it starts, restored by
+    :meth:`NotebookSession.aclose`). ``sepolia``: needs ``SEPOLIA_RPC_URL`` and
     ``SETTLEMENT_PRIVATE_KEY`` (a funded test key, never printed).
     """
     name = _network_name(network)
     if name == "sepolia":
         return _sepolia_session()
+    from .sandbox.shared import EXPLORER_ENV, PROFILE_ENV
+
+    shared_profile = os.environ.get(PROFILE_ENV)
+    if shared is True and not shared_profile:
+        raise ConfigurationError(
+            f"open_session(shared=True) needs a Jupyter server that owns a sandbox ({PROFILE_ENV} "
+            "is not set): start JupyterLab with `make lab`, or leave shared unset"
+        )
+    if shared is not False and shared_profile:
+        return await _shared_session(
+            Path(shared_profile), os.environ.get(EXPLORER_ENV, ""), wallets, progress
+        )
     from .sandbox import LocalSandbox
     from .sandbox.local import write_profile
 
@@ -155,6 +186,35 @@ async def open_session(
         await sandbox.aclose()
         shutil.rmtree(home, ignore_errors=True)
         raise
+    os.environ["SETTLEMENT_HOME"] = str(home)
+    return NotebookSession(
+        network=sandbox.network,
+        user=sandbox.wallets[0],
+        operator=sandbox.chain.wallet(0),
+        wallets=sandbox.wallets,
+        sandbox=sandbox,
+        home=home,
+        _previous_home=previous,
+        _own_home=True,
+    )
+
+
+async def _shared_session(
+    profile: Path, explorer_base: str, wallets: int, progress: bool
+) -> NotebookSession:
+    from .sandbox.local import write_profile
+    from .sandbox.shared import connect_shared
+
+    connecting = connect_shared(profile, explorer_base or "/settlement/explorer", wallets=wallets)
+    if progress:
+        sandbox = await with_progress(
+            connecting, "Connecting to the Jupyter server's sandbox", expected_seconds=2
+        )
+    else:
+        sandbox = await connecting
+    home = Path(tempfile.mkdtemp(prefix="settlement-notebook-"))
+    write_profile(sandbox.network, home / "sandbox" / "profile.json")
+    previous = os.environ.get("SETTLEMENT_HOME")
     os.environ["SETTLEMENT_HOME"] = str(home)
     return NotebookSession(
         network=sandbox.network,

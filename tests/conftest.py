@@ -3,6 +3,7 @@ and sandbox profiles never leak between tests or into the user's data dir."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,4 +18,14 @@ def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("SETTLEMENT_PROFILE", raising=False)
     monkeypatch.delenv("SETTLEMENT_PRIVATE_KEY", raising=False)
     monkeypatch.delenv("SETTLEMENT_API_NETWORK", raising=False)
+    shared = (
+        "SETTLEMENT_SHARED_SANDBOX",
+        "SETTLEMENT_SHARED_PROFILE",
+        "SETTLEMENT_SHARED_EXPLORER",
+    )
+    for name in shared:
+        monkeypatch.delenv(name, raising=False)
     yield home
+    # an in-process server that owns a sandbox exports these for its kernels: not past its test
+    for name in shared[1:]:
+        os.environ.pop(name, None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Enum, Float, Int, TraitError, Unicode, default, validate
+from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 from ..networks import NETWORK_NAMES
@@ -41,6 +41,20 @@ class SettlementConfig(Configurable):
         # inside JupyterLab describes the sandbox the notebooks use; plain installs get sepolia.
         value = os.environ.get("SETTLEMENT_API_NETWORK", "sepolia").strip().lower()
         return value if value in NETWORK_NAMES else "sepolia"
+
+    shared_sandbox = Bool(
+        False,
+        help=(
+            "On the local network, own one sandbox for this server: adopt the running one whose "
+            "profile is in $SETTLEMENT_HOME, else start it; kernels, /api/settlement and the "
+            "explorer at {base_url}settlement/explorer share it "
+            "(default: $SETTLEMENT_SHARED_SANDBOX=1, set by `make lab` and binder/start)."
+        ),
+    ).tag(config=True)
+
+    @default("shared_sandbox")
+    def _default_shared_sandbox(self) -> bool:
+        return os.environ.get("SETTLEMENT_SHARED_SANDBOX", "").strip().lower() in ("1", "true")
 
     rpc_url = Unicode(
         None,

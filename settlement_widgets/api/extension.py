@@ -4,19 +4,34 @@ Enabled on install: the wheel ships ``etc/jupyter/jupyter_server_config.d/settle
 (``{"ServerApp": {"jpserver_extensions": {"settlement_widgets": true}}}``);
 ``settlement_widgets._jupyter_server_extension_points`` points here. Routes are joined to the
 server's ``base_url`` (JupyterHub and Binder serve under a prefix) and use Jupyter's own auth.
+
+With ``SettlementConfig.shared_sandbox`` on the local network (``make lab``, Binder), the
+server owns the sandbox (:mod:`settlement_widgets.sandbox.shared`): it starts it here in the
+background, exports where it is to the kernels it will start, and serves its explorer at
+``{base_url}settlement/explorer``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import atexit
+import os
+from typing import TYPE_CHECKING, Any
 
 from jupyter_server.utils import url_path_join
 
 from .config import SettlementConfig
-from .handlers import OpenAPIHandler, ProofsHandler, SettlementHandler
+from .handlers import ExplorerHandler, OpenAPIHandler, ProofsHandler, SettlementHandler
 from .service import SettlementService
 
-__all__ = ["SettlementConfig", "load_jupyter_server_extension", "settlement_handlers"]
+if TYPE_CHECKING:
+    from ..sandbox.shared import ServerSandbox
+
+__all__ = [
+    "SettlementConfig",
+    "explorer_handlers",
+    "load_jupyter_server_extension",
+    "settlement_handlers",
+]
 
 
 def settlement_handlers(base_url: str, service: SettlementService) -> list[tuple[str, Any, dict]]:
@@ -30,14 +45,64 @@ def settlement_handlers(base_url: str, service: SettlementService) -> list[tuple
     ]
 
 
+def explorer_handlers(base_url: str, service: SettlementService) -> list[tuple[str, Any, dict]]:
+    """The shared sandbox's explorer under ``{base_url}settlement/explorer``."""
+    root = url_path_join(base_url, "settlement", "explorer")
+    deps = {"service": service}
+    return [
+        (root + "/?", ExplorerHandler, deps),
+        (url_path_join(root, "(tx|address)", "([^/]+)"), ExplorerHandler, deps),
+    ]
+
+
+def _server_sandbox(base_url: str) -> ServerSandbox:
+    """The server's sandbox in its ``SETTLEMENT_HOME``; kernels started later inherit where."""
+    from ..networks import settlement_home
+    from ..sandbox.shared import ServerSandbox
+
+    sandbox = ServerSandbox(
+        settlement_home(), explorer_path=url_path_join(base_url, "settlement", "explorer")
+    )
+    os.environ.update(sandbox.kernel_environment())
+    atexit.register(sandbox.terminate_now)
+    return sandbox
+
+
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Register the handlers with a :class:`SettlementService` built from the config."""
     config = SettlementConfig(parent=serverapp)
-    service = SettlementService.from_config(config)
     web_app = serverapp.web_app
+    base_url = web_app.settings["base_url"]
+    sandbox = None
+    if config.shared_sandbox and config.network == "local":
+        sandbox = _server_sandbox(base_url)
+    service = SettlementService.from_config(config, sandbox)
     web_app.settings["settlement_service"] = service
-    web_app.add_handlers(".*$", settlement_handlers(web_app.settings["base_url"], service))
+    handlers = settlement_handlers(base_url, service)
+    if sandbox is not None:
+        handlers += explorer_handlers(base_url, service)
+    web_app.add_handlers(".*$", handlers)
     serverapp.log.info("settlement_widgets: /api/settlement serving the %s network", config.network)
+    if sandbox is not None:
+        from tornado.ioloop import IOLoop
+
+        IOLoop.current().add_callback(_start_in_background, sandbox, serverapp.log)
+        serverapp.log.info(
+            "settlement_widgets: the server's sandbox (%s) starts now; explorer at %s",
+            sandbox.profile_path,
+            sandbox.explorer_path,
+        )
+
+
+async def _start_in_background(sandbox: ServerSandbox, log: Any) -> None:
+    """Start (or adopt) the sandbox as soon as the server runs, so the first notebook does
+    not wait for all of it; a failure is logged and retried on the next use."""
+    from ..errors import SettlementError
+
+    try:
+        await sandbox.ensure()
+    except SettlementError as exc:
+        log.error("settlement_widgets: the server's sandbox did not start: %s", exc)
 
 
 #: the older public name some tools still look up

@@ -17,7 +17,8 @@ from typing import Any
 
 import tornado.web
 from jupyter_server.auth.decorator import authorized
-from jupyter_server.base.handlers import APIHandler
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.utils import url_path_join
 from tornado.httputil import responses
 
 from ..errors import SettlementError
@@ -26,6 +27,7 @@ from .protocol import FaucetRequest, Reply, V4ContractsRequest, clip, error_repl
 from .service import SettlementService
 
 __all__ = [
+    "ExplorerHandler",
     "OpenAPIHandler",
     "ProofsHandler",
     "SettlementAPIHandler",
@@ -85,7 +87,13 @@ class SettlementHandler(SettlementAPIHandler):
     @authorized
     async def get(self) -> None:
         async def answer() -> Reply:
-            return Reply(200, self.service.config_body())
+            body = await self.service.config_body()
+            if self.base_url != "/":  # behind a prefix (JupyterHub, Binder): the real paths
+                proofs = body["testnetProofs"]
+                body["testnetProofs"] = {
+                    k: url_path_join(self.base_url, v) for k, v in proofs.items()
+                }
+            return Reply(200, body)
 
         await self.run(answer)
 
@@ -119,3 +127,34 @@ class OpenAPIHandler(SettlementAPIHandler):
     @authorized
     async def get(self) -> None:
         self.send_reply(Reply(200, openapi_document(self.base_url)))
+
+
+class ExplorerHandler(JupyterHandler):
+    """``GET {base_url}settlement/explorer[/tx/<hash>|/address/<address>]``: the shared
+    sandbox's explorer, HTML, behind Jupyter's login like the notebooks (a browser without a
+    session is sent to the login page). Links in notebook outputs point here, so they outlive
+    the kernel that made them."""
+
+    auth_resource = "settlement"
+    service: SettlementService
+
+    def initialize(self, service: SettlementService) -> None:
+        self.service = service
+
+    @property
+    def content_security_policy(self) -> str:
+        return "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, kind: str = "", value: str = "") -> None:
+        try:
+            status, page = await self.service.explorer_page(kind, value)
+        except SettlementError as exc:
+            self.log.warning("settlement explorer unavailable: %s", exc)
+            from ..sandbox.explorer import not_found_page
+
+            status, page = 503, not_found_page("Sandbox", clip(str(exc), 500))
+        self.set_status(status)
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.finish(page)

@@ -2,7 +2,9 @@
 
 One :class:`SettlementService` per server, built from :class:`SettlementConfig` and handed to
 the handlers (jupyter-server-proxy's habit: handlers receive their dependencies). The network
-is resolved on every request, so a local sandbox started after the server is picked up.
+is resolved on every request, so a local sandbox started after the server is picked up. When
+the server owns the local sandbox (:class:`~settlement_widgets.sandbox.shared.ServerSandbox`),
+a request waits for it on first use and the explorer links it answers with are the server's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ..networks import Network
+    from ..sandbox.shared import ServerSandbox
     from .config import SettlementConfig
 
 __all__ = ["PROOF_METHODS", "SettlementService"]
@@ -40,21 +43,28 @@ class SettlementService:
         faucet_rate_window: float = 60.0,
         rpc_timeout: float = 5.0,
         proofs_path: str | None = None,
+        sandbox: ServerSandbox | None = None,
     ) -> None:
         self.network_name = network
         self.rpc_url = rpc_url
         self.faucet_timeout = faucet_timeout
         self.rpc_timeout = rpc_timeout
         self.proofs_path = proofs_path
+        self.sandbox = sandbox
         self.limiter = RateLimiter(faucet_rate_limit, faucet_rate_window)
+        self._explorer: Any = None
+        self._explorer_for: str | None = None
         # one HTTP client for every faucet call: building an httpx client loads the CA
         # bundle (~100 ms of CPU on the server's event loop), which under 50 concurrent
         # clients serialised the whole endpoint (benchmarks/reliability load check)
         self._http: httpx.AsyncClient | None = None
 
     @classmethod
-    def from_config(cls, config: SettlementConfig) -> SettlementService:
+    def from_config(
+        cls, config: SettlementConfig, sandbox: ServerSandbox | None = None
+    ) -> SettlementService:
         return cls(
+            sandbox=sandbox,
             network=config.network,
             rpc_url=config.rpc_url,
             faucet_timeout=config.faucet_timeout,
@@ -64,23 +74,27 @@ class SettlementService:
             proofs_path=config.proofs_path,
         )
 
-    def network(self) -> Network:
-        """The configured network now (raises ConfigurationError if the sandbox is absent)."""
+    async def network(self) -> Network:
+        """The configured network now (raises ConfigurationError if the sandbox is absent;
+        the server's own sandbox is waited for, and started if it is not running)."""
         from ..networks import get_network
 
-        net = get_network(self.network_name)
+        if self.sandbox is not None and self.network_name == "local":
+            net = self.sandbox.linked(await self.sandbox.ensure())
+        else:
+            net = get_network(self.network_name)
         return replace(net, rpc_url=self.rpc_url) if self.rpc_url else net
 
-    def config_body(self) -> dict[str, Any]:
+    async def config_body(self) -> dict[str, Any]:
         from ..methods import settlement_config
 
-        return settlement_config(self.network())
+        return settlement_config(await self.network())
 
     async def faucet(self, user_address: str) -> Reply:
         """Proxy to the network's faucet; 200 ok/fallback, or 429 past the per-address limit."""
         from ..channel.faucet import request_faucet_tokens
 
-        network = self.network()
+        network = await self.network()
         wait = self.limiter.check(user_address)
         if wait is not None:
             seconds = RateLimiter.retry_after_header(wait)
@@ -111,7 +125,7 @@ class SettlementService:
     async def v4_contracts(self) -> Reply:
         from .ownership import contracts_body
 
-        body = await contracts_body(self.network(), rpc_timeout=self.rpc_timeout)
+        body = await contracts_body(await self.network(), rpc_timeout=self.rpc_timeout)
         return Reply(200, body)
 
     async def proofs(self, method: str) -> Reply:
@@ -121,6 +135,40 @@ class SettlementService:
             )
         from ..proofs import list_proofs
 
-        network = self.network()
+        network = await self.network()
         body = await asyncio.to_thread(list_proofs, method, network, path=self.proofs_path)
         return Reply(200, body)
+
+    async def explorer_page(self, kind: str, value: str) -> tuple[int, str]:
+        """A page of the shared sandbox's explorer (``kind``: ``tx``, ``address`` or ``""`` for
+        the index), rendered here with links under the server: 404 without a shared sandbox."""
+        from ..sandbox.explorer import not_found_page
+
+        if self.sandbox is None or self.network_name != "local":
+            return 404, not_found_page("Explorer", "this server owns no local sandbox")
+        own = await self.sandbox.ensure()
+        if self._explorer is None or self._explorer_for != own.instance:
+            self._explorer = _explorer_of(own, self.sandbox.explorer_path)
+            self._explorer_for = own.instance
+        if kind == "tx":
+            return await self._explorer.tx(value)  # type: ignore[no-any-return]
+        if kind == "address":
+            return await self._explorer.address(value)  # type: ignore[no-any-return]
+        return await self._explorer.index()  # type: ignore[no-any-return]
+
+
+def _explorer_of(network: Network, base: str) -> Any:
+    """The sandbox explorer over the sandbox's JSON-RPC, its links under ``base``."""
+    from web3 import AsyncHTTPProvider, AsyncWeb3
+
+    from ..sandbox.explorer import Explorer, network_labels
+
+    w3 = AsyncWeb3(AsyncHTTPProvider(network.rpc_url, request_kwargs={"timeout": 10}))
+    token = (network.token, network.asset_symbol, network.asset_decimals) if network.token else None
+    return Explorer(
+        w3,
+        base=base,
+        labels=network_labels(network),
+        custody=network.contracts.custody,
+        token=token,
+    )

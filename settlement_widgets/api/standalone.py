@@ -112,6 +112,8 @@ def build_config(
     c.ServerApp.cookie_secret = os.urandom(32)  # per run, in memory: no runtime file written
     c.ContentsManager.files_handler_class = None
     c.SettlementConfig.network = network
+    # the standalone endpoint describes a sandbox started elsewhere; it never owns one
+    c.SettlementConfig.shared_sandbox = False
     c.SettlementServerApp.network_label = network
     if no_auth:
         c.IdentityProvider.token = ""

@@ -76,7 +76,6 @@ __all__ = [
 ]
 
 
-
 def default_store_path(network_name: str, wallet: str, instance: str | None = None) -> Path:
     """``$SETTLEMENT_HOME/channel/<network>[-<chain instance>]-<wallet address>.sqlite``:
     one file per chain, so a new local sandbox (same chain id, new chain) starts empty."""

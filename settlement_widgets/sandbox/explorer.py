@@ -20,7 +20,9 @@ from ..addresses import ZERO_ADDRESS, to_checksum
 if TYPE_CHECKING:
     from web3 import AsyncWeb3
 
-__all__ = ["Explorer", "address_page", "not_found_page", "tx_page"]
+    from ..networks import Network
+
+__all__ = ["Explorer", "address_page", "network_labels", "not_found_page", "tx_page"]
 
 _TX_HASH: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _ADDRESS: Final = re.compile(r"^0x[0-9a-fA-F]{40}$")
@@ -34,6 +36,30 @@ _STYLE: Final = (
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def network_labels(network: Network) -> dict[str, str]:
+    """Names for the addresses a sandbox profile lists (contracts, deployer, broker, dev
+    wallets): the explorer shows them beside the hex. Built from the profile alone, so the
+    sandbox and an explorer served elsewhere (the Jupyter server's) label alike."""
+    c = network.contracts
+    extra = network.extra
+    named = [
+        (c.custody, "Custody"),
+        (c.adjudicator, "SimpleConsensus adjudicator"),
+        (network.token, f"{network.asset_symbol} test token"),
+        (network.deployer, "deployer"),
+        (extra.get("brokerAddress"), "broker"),
+        (c.pool_manager, "PoolManager"),
+        (c.policy_hook, "PolicyHook"),
+        (c.settlement_adapter, "SettlementAdapter"),
+    ]
+    named += [(w, f"dev wallet {i}") for i, w in enumerate(extra.get("wallets") or (), start=1)]
+    labels: dict[str, str] = {}
+    for address, label in named:
+        if address and address != ZERO_ADDRESS:
+            labels.setdefault(to_checksum(str(address)), label)
+    return labels
 
 
 def _page(title: str, body: str, base: str = "/explorer") -> str:

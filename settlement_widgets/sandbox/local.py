@@ -200,7 +200,7 @@ class LocalSandbox:
         from ..channel.custody import CustodyClient
         from .chain import InProcessChain, start_chain
         from .deploy import deploy_channel_contracts
-        from .explorer import Explorer
+        from .explorer import Explorer, network_labels
         from .faucet import Faucet, FaucetConfig
         from .http import SandboxHttpServer
         from .jsonrpc import InProcessJsonRpc
@@ -273,31 +273,8 @@ class LocalSandbox:
                 cooldown_seconds=self.faucet_cooldown,
             ),
         )
-        labels = {
-            deployment.custody: "Custody",
-            deployment.adjudicator: "SimpleConsensus adjudicator",
-            deployment.token: f"{deployment.token_symbol} test token",
-            deployer.address: "deployer",
-            broker.address: "broker",
-        }
-        if self.v4 is not None:
-            labels.update(
-                {
-                    self.v4.pool_manager: "PoolManager",
-                    self.v4.hook: "PolicyHook",
-                    self.v4.adapter: "SettlementAdapter",
-                }
-            )
-        for i, wallet in enumerate(self._wallets, start=1):
-            labels.setdefault(wallet.address, f"dev wallet {i}")
-        explorer = Explorer(
-            chain.w3,
-            labels=labels,
-            custody=deployment.custody,
-            token=(deployment.token, deployment.token_symbol, deployment.token_decimals),
-        )
         rpc = InProcessJsonRpc(chain) if isinstance(chain, InProcessChain) else None
-        http = SandboxHttpServer(faucet=self.faucet, rpc=rpc, explorer=explorer)
+        http = SandboxHttpServer(faucet=self.faucet, rpc=rpc)
         self.http = http
         base = http.start(self.http_port)
         network = local(
@@ -319,11 +296,18 @@ class LocalSandbox:
                 "faucetAccount": self._faucet_key.address,
                 "wallets": [w.address for w in self._wallets],
                 "deterministic": self.deterministic,
+                "httpUrl": base,
             },
         )
         if self.v4 is not None:
             network = self.v4.apply_to(network)
         self._network = network
+        http.services.explorer = Explorer(
+            chain.w3,
+            labels=network_labels(network),
+            custody=deployment.custody,
+            token=(deployment.token, deployment.token_symbol, deployment.token_decimals),
+        )
         http.set_profile(network.to_json())
         if self.write_profile:
             self._profile_path = write_profile(network)

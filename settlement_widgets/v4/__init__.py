@@ -97,7 +97,6 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
-
 if TYPE_CHECKING:  # pragma: no cover
     from .create2 import create2_address, mine_hook_salt
     from .deploy import V4Deployment, deploy_v4

@@ -1,4 +1,5 @@
-"""`make lab` really starts JupyterLab on notebooks/ (headless here, on loopback)."""
+"""`make lab` really starts JupyterLab on notebooks/ (headless here, on loopback), and its
+``/api/settlement`` answers 200 for the local sandbox the server owns."""
 
 from __future__ import annotations
 
@@ -65,6 +66,23 @@ def test_make_lab_serves_api_status(tmp_path: Path) -> None:
         }
         # unauthenticated requests are refused
         assert httpx.get(f"http://127.0.0.1:{port}/api/contents", timeout=5).status_code == 403
+        # the server owns the local sandbox: its endpoint describes it (the first request
+        # waits for the sandbox the server started at launch)
+        r = httpx.get(
+            f"http://127.0.0.1:{port}/api/settlement",
+            headers={"Authorization": f"token {token}"},
+            timeout=300,
+        )
+        assert r.status_code == 200, r.text
+        channel = r.json()["methods"]["channel"]
+        assert (channel["network"], channel["chainId"]) == ("local", 31337)
+        assert r.json()["methods"]["v4"]["explorerBase"] == "/settlement/explorer"
+        explorer = httpx.get(
+            f"http://127.0.0.1:{port}/settlement/explorer/",
+            headers={"Authorization": f"token {token}"},
+            timeout=60,
+        )
+        assert explorer.status_code == 200 and "Custody" in explorer.text
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

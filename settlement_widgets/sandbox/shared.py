@@ -1,0 +1,298 @@
+"""One sandbox per Jupyter server, shared by its kernels, its endpoint and its explorer.
+
+A notebook that starts a private sandbox and stops it at its end leaves dead explorer links
+behind (``http://127.0.0.1:<port>/explorer/...``, which on Binder even points at the reader's
+own machine), and the server's ``/api/settlement`` has no sandbox to describe. So under
+``make lab`` and on Binder (``SETTLEMENT_SHARED_SANDBOX=1``) the server extension owns the
+sandbox (:class:`ServerSandbox`):
+
+* it **adopts** the sandbox whose profile is in the server's ``$SETTLEMENT_HOME`` if that
+  sandbox answers (one started by ``python -m settlement_widgets.sandbox``, or by another
+  server still running), else it **starts** one as a child process (which exits with the
+  server);
+* it tells the kernels it starts where that is, through two variables they inherit:
+  ``SETTLEMENT_SHARED_PROFILE`` (the profile's path) and ``SETTLEMENT_SHARED_EXPLORER`` (the
+  explorer's path under the server's ``base_url``: ``{base_url}settlement/explorer``);
+* it serves the explorer under that path with Jupyter's authentication, so a link in a
+  notebook's output answers after the notebook's kernel is gone, on Binder too.
+
+:func:`connect_shared` is the kernel's side (``open_session()`` calls it when the variables
+are set): the network of the shared sandbox with explorer links under the server, its dev
+wallets, and a :class:`SharedSandbox` handle whose ``chain`` does time travel over JSON-RPC.
+A kernel not started by such a server (nbval, a script) keeps a private sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import ConfigurationError, SettlementTimeoutError, UnavailableError
+from ..networks import Network
+
+if TYPE_CHECKING:
+    from ..wallet import WalletClient
+    from .chain import RpcChain
+
+__all__ = [
+    "EXPLORER_ENV",
+    "PROFILE_ENV",
+    "ServerSandbox",
+    "SharedSandbox",
+    "connect_shared",
+    "profile_answers",
+    "shared_profile_path",
+]
+
+#: set by the server extension for its kernels: the shared sandbox's profile file
+PROFILE_ENV: Final = "SETTLEMENT_SHARED_PROFILE"
+#: set by the server extension for its kernels: the explorer's path under the server
+EXPLORER_ENV: Final = "SETTLEMENT_SHARED_EXPLORER"
+_log = logging.getLogger(__name__)
+
+
+def shared_profile_path(home: Path) -> Path:
+    """Where the sandbox of ``home`` (a ``SETTLEMENT_HOME``) writes its profile."""
+    return home / "sandbox" / "profile.json"
+
+
+def _read_profile(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+async def profile_answers(profile: dict[str, Any], timeout: float = 3.0) -> bool:
+    """Whether the sandbox that wrote ``profile`` is running: its HTTP server answers
+    ``/profile.json`` with this very profile (a restarted sandbox on a reused port would
+    answer with another)."""
+    import httpx
+
+    base = (profile.get("extra") or {}).get("httpUrl")
+    if not isinstance(base, str) or not base.startswith("http://127.0.0.1:"):
+        return False
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as http:
+            response = await http.get(f"{base}/profile.json")
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200 and response.json() == profile
+
+
+def _exit_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: the sandbox child gets SIGTERM when the server dies, even by SIGKILL."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class ServerSandbox:
+    """The sandbox a Jupyter server owns (adopted or started), ready after :meth:`ensure`.
+
+    ``home`` is the server's ``SETTLEMENT_HOME``; ``explorer_path`` the explorer's path under
+    the server (links in kernels and in ``/api/settlement`` proofs use it).
+    """
+
+    def __init__(
+        self, home: Path, *, explorer_path: str, start_timeout: float = 300.0, wallets: int = 8
+    ) -> None:
+        self.home = home
+        self.explorer_path = explorer_path.rstrip("/")
+        self.start_timeout = start_timeout
+        self.wallets = wallets
+        self.profile_path = shared_profile_path(home)
+        self.process: asyncio.subprocess.Process | None = None
+        #: the sandbox's own network (loopback explorer), once ready
+        self.network: Network | None = None
+        self.adopted = False
+        self._ready: asyncio.Task[Network] | None = None
+        self._readers: list[asyncio.Task[None]] = []
+
+    def kernel_environment(self) -> dict[str, str]:
+        """What the server's kernels inherit to find this sandbox."""
+        return {
+            PROFILE_ENV: str(self.profile_path),
+            EXPLORER_ENV: self.explorer_path,
+            "SETTLEMENT_HOME": str(self.home),
+        }
+
+    def linked(self, network: Network) -> Network:
+        """``network`` with explorer links under the server instead of the sandbox's port."""
+        return replace(network, explorer_base=self.explorer_path)
+
+    async def ensure(self) -> Network:
+        """The sandbox's network, adopting or starting it on first use; several callers at
+        once share one start, and a failed start is retried by the next caller."""
+        if self._ready is None or (self._ready.done() and self._ready.exception() is not None):
+            self._ready = asyncio.ensure_future(self._adopt_or_start())
+        return await asyncio.shield(self._ready)
+
+    async def _adopt_or_start(self) -> Network:
+        if self.process is not None and self.process.returncode is None:
+            await self._stop_process()
+        existing = _read_profile(self.profile_path)
+        if existing is not None and await profile_answers(existing):
+            self.adopted = True
+            self.network = Network.from_json(existing)
+            _log.info("settlement_widgets: adopted the sandbox at %s", self.profile_path)
+            return self.network
+        self.adopted = False
+        self.network = await self._start()
+        return self.network
+
+    async def _start(self) -> Network:
+        started = time.monotonic()
+        env = {**os.environ, "SETTLEMENT_HOME": str(self.home)}
+        env.pop("SETTLEMENT_PROFILE", None)
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "settlement_widgets.sandbox",
+            "--deterministic",
+            "--wallets",
+            str(self.wallets),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            preexec_fn=_exit_with_parent if sys.platform.startswith("linux") else None,
+        )
+        stdout, stderr = self.process.stdout, self.process.stderr
+        assert stdout is not None and stderr is not None
+        errors: list[str] = []
+        self._readers = [asyncio.ensure_future(_log_lines(stderr, errors))]
+        try:
+            line = await asyncio.wait_for(stdout.readline(), self.start_timeout)
+        except TimeoutError:
+            await self._stop_process()
+            raise SettlementTimeoutError(
+                f"the shared sandbox did not start within {self.start_timeout:g} s"
+            ) from None
+        if not line:
+            code = await self.process.wait()
+            self.process = None
+            raise UnavailableError(
+                f"the shared sandbox exited with code {code} before it was ready: "
+                + " | ".join(errors[-5:])
+            )
+        self._readers.append(asyncio.ensure_future(_drain(stdout)))
+        network = Network.from_json(json.loads(line))
+        _log.info(
+            "settlement_widgets: started the shared sandbox in %.1f s (%s)",
+            time.monotonic() - started,
+            self.profile_path,
+        )
+        return network
+
+    async def _stop_process(self, timeout: float = 20.0) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), timeout)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        for reader in self._readers:
+            reader.cancel()
+        await asyncio.gather(*self._readers, return_exceptions=True)
+        self._readers = []
+
+    async def aclose(self) -> None:
+        """Stop the sandbox if this server started it (an adopted one keeps running)."""
+        if self._ready is not None and not self._ready.done():
+            self._ready.cancel()
+            await asyncio.gather(self._ready, return_exceptions=True)
+        await self._stop_process()
+
+    def terminate_now(self) -> None:
+        """Synchronous last resort at interpreter exit: SIGTERM a sandbox we started."""
+        process = self.process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+
+
+async def _log_lines(stream: asyncio.StreamReader, keep: list[str]) -> None:
+    while line := await stream.readline():
+        text = line.decode(errors="replace").rstrip()
+        keep.append(text)
+        del keep[:-20]
+        _log.debug("shared sandbox: %s", text)
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.readline():
+        pass
+
+
+# --- the kernel's side ---------------------------------------------------------------------
+
+
+@dataclass
+class SharedSandbox:
+    """A kernel's handle on the server's sandbox: its network (explorer links under the
+    server), a JSON-RPC ``chain`` (time travel, snapshots), the dev ``wallets``, and
+    ``http_url``, the sandbox's own loopback HTTP server (faucet, ``/rpc``, explorer) for
+    code in the kernel. :meth:`aclose` closes this connection only; the sandbox runs on."""
+
+    network: Network
+    chain: RpcChain
+    wallets: tuple[WalletClient, ...]
+    http_url: str
+
+    async def aclose(self) -> None:
+        await self.chain.aclose()
+
+    def __repr__(self) -> str:
+        return f"SharedSandbox(chain_id={self.network.chain_id}, rpc={self.network.rpc_url!r})"
+
+
+async def connect_shared(
+    profile_path: Path, explorer_base: str, *, wallets: int = 4, timeout: float = 300.0
+) -> SharedSandbox:
+    """Connect to the server's sandbox once its profile is there and it answers.
+
+    The server starts the sandbox when it starts, so a kernel opened right away waits for it
+    (up to ``timeout`` s), checking the profile file each 0.2 s.
+    """
+    from .chain import RpcChain
+
+    deadline = time.monotonic() + timeout
+    while True:
+        profile = _read_profile(profile_path)
+        if profile is not None and await profile_answers(profile):
+            break
+        if time.monotonic() > deadline:
+            raise SettlementTimeoutError(
+                f"the Jupyter server's sandbox ({profile_path}) did not answer within "
+                f"{timeout:g} s; see the server's log, or open a private one with "
+                "open_session(shared=False)"
+            )
+        await asyncio.sleep(0.2)  # another process writes the file: nothing to await on
+    own = Network.from_json(profile)
+    if not own.rpc_url:
+        raise ConfigurationError(f"the sandbox profile at {profile_path} has no rpcUrl")
+    chain = await RpcChain.connect(own.rpc_url, accounts=max(wallets + 1, 2))
+    return SharedSandbox(
+        network=replace(own, explorer_base=explorer_base.rstrip("/")),
+        chain=chain,
+        wallets=tuple(chain.wallet(i) for i in range(1, wallets + 1)),
+        http_url=str(own.extra["httpUrl"]),
+    )

@@ -1,0 +1,228 @@
+"""One sandbox per Jupyter server: a real ``jupyter server`` under a non-root ``base_url`` owns
+the sandbox; a kernel it starts opens a session on it, sends a transaction and prints the
+explorer link; after the kernel is shut down the link still answers (with the server's token,
+not without), ``/api/settlement`` describes that sandbox with links under the server, and a
+second server on the same ``SETTLEMENT_HOME`` adopts the sandbox instead of starting another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tornado.websocket import websocket_connect
+
+BASE = "/user/ada/"
+
+
+@dataclass
+class Server:
+    url: str  # with the base_url, trailing slash
+    origin: str
+    token: str
+    proc: subprocess.Popen[str]
+    log: list[str]
+
+    def get(self, path: str, *, auth: bool = True, **kwargs: Any) -> httpx.Response:
+        headers = {"Authorization": f"token {self.token}"} if auth else {}
+        return httpx.get(self.url + path.lstrip("/"), headers=headers, timeout=120, **kwargs)
+
+
+@contextlib.contextmanager
+def jupyter_server(tmp: Path, home: Path) -> Iterator[Server]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "SETTLEMENT_HOME": str(home),
+        "SETTLEMENT_API_NETWORK": "local",
+        "SETTLEMENT_SHARED_SANDBOX": "1",
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.port=0",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.base_url={BASE}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={tmp}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        start_new_session=True,
+    )
+    log: list[str] = []
+    ready = threading.Event()
+    found: dict[str, str] = {}
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            log.append(line)
+            m = re.search(r"(http://127\.0\.0\.1:\d+)" + re.escape(BASE), line)
+            if m and not ready.is_set():
+                found["origin"] = m.group(1)
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert ready.wait(90) and "origin" in found, "server did not start:\n" + "".join(log)
+        origin = found["origin"]
+        yield Server(origin + BASE, origin, token, proc, log)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+async def run_in_kernel(server: Server, kernel_id: str, code: str) -> str:
+    """Execute ``code`` in a kernel of ``server`` over its websocket; its stdout (an error in
+    the cell fails the test with the traceback)."""
+    ws_url = server.url.replace("http://", "ws://") + f"api/kernels/{kernel_id}/channels"
+    conn = await websocket_connect(
+        httpx.URL(ws_url, params={"token": server.token}).__str__(), max_message_size=1 << 24
+    )
+    msg_id = uuid.uuid4().hex
+    conn.write_message(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": msg_id,
+                    "msg_type": "execute_request",
+                    "username": "test",
+                    "session": uuid.uuid4().hex,
+                    "version": "5.3",
+                    "date": "2026-01-01T00:00:00Z",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "content": {"code": code, "silent": False, "allow_stdin": False},
+                "channel": "shell",
+                "buffers": [],
+            }
+        )
+    )
+    out: list[str] = []
+    idle = False
+    replied = False
+    try:
+        while not (idle and replied):
+            raw = await asyncio.wait_for(conn.read_message(), 300)
+            assert raw is not None, "the kernel's websocket closed"
+            msg = json.loads(raw)
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                out.append(content["text"])
+            elif kind == "error":
+                pytest.fail("the cell failed:\n" + "\n".join(content["traceback"]))
+            elif kind == "execute_reply":
+                replied = True
+                assert content["status"] == "ok", content
+            elif kind == "status" and content["execution_state"] == "idle":
+                idle = True
+    finally:
+        conn.close()
+    return "".join(out)
+
+
+CELL = """
+from settlement_widgets.notebook import open_session
+session = await open_session(progress=False)
+receipt = await session.user.transact(to=session.wallets[1].address, value=12345)
+tx = "0x" + bytes(receipt["transactionHash"]).hex()
+print("LINK", session.network.explorer.tx_url(tx))
+print("SANDBOX", type(session.sandbox).__name__)
+await session.aclose()
+"""
+
+
+def test_explorer_link_outlives_the_kernel_under_a_base_url(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with jupyter_server(tmp_path, home) as server:
+        kernel = httpx.post(
+            server.url + "api/kernels",
+            headers={"Authorization": f"token {server.token}"},
+            json={"name": "python3"},
+            timeout=60,
+        )
+        assert kernel.status_code == 201, kernel.text
+        kernel_id = kernel.json()["id"]
+        output = asyncio.run(run_in_kernel(server, kernel_id, CELL))
+        link = re.search(r"LINK (\S+)", output)
+        assert link is not None, output
+        assert "SANDBOX SharedSandbox" in output
+        href = link.group(1)
+        # a path under the server's base_url, not a port of the sandbox
+        assert href.startswith(f"{BASE}settlement/explorer/tx/0x"), href
+        gone = httpx.delete(
+            server.url + f"api/kernels/{kernel_id}",
+            headers={"Authorization": f"token {server.token}"},
+            timeout=60,
+        )
+        assert gone.status_code == 204
+        kernels = server.get("api/kernels").json()
+        assert kernel_id not in {k["id"] for k in kernels}
+
+        page = httpx.get(
+            server.origin + href, headers={"Authorization": f"token {server.token}"}, timeout=60
+        )
+        assert page.status_code == 200, page.text
+        assert page.headers["Content-Type"].startswith("text/html")
+        assert "class='ok'>success" in page.text
+        assert href.rsplit("/", 1)[1] in page.text
+        # its links stay under the server too
+        assert f"href='{BASE}settlement/explorer/address/0x" in page.text
+        # Jupyter's auth: no token, no page (an API client gets 403, a browser the login page)
+        anonymous = httpx.get(server.origin + href, timeout=30, follow_redirects=False)
+        assert anonymous.status_code in (302, 403)
+        if anonymous.status_code == 302:
+            assert "/login" in anonymous.headers["Location"]
+
+        # /api/settlement describes that very sandbox, its links under the server
+        body = server.get("api/settlement").json()
+        profile = json.loads((home / "sandbox" / "profile.json").read_text())
+        channel, v4 = body["methods"]["channel"], body["methods"]["v4"]
+        assert (channel["network"], channel["chainId"]) == ("local", profile["chainId"])
+        assert channel["contracts"]["custody"] == profile["contracts"]["custody"]
+        assert v4["explorerBase"] == f"{BASE}settlement/explorer"
+        assert body["testnetProofs"]["channel"] == f"{BASE}api/settlement/proofs/channel"
+        proofs = server.get("api/settlement/proofs/channel")
+        assert proofs.status_code == 200
+        assert server.get("settlement/explorer/").status_code == 200
+
+        # a second server on the same SETTLEMENT_HOME adopts the running sandbox
+        with jupyter_server(tmp_path / "second", home) as second:
+            again = second.get("api/settlement").json()
+            assert again == body
+            assert json.loads((home / "sandbox" / "profile.json").read_text()) == profile
