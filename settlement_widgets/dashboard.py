@@ -34,6 +34,7 @@ from .methods import validate_method
 from .networks import Network
 from .widgets import ChannelStatusPanel, ErrorOutput, SettlementSelector
 from .widgets.home_loop import HomeLoop
+from .widgets.snapshot import StaticSnapshot
 from .widgets.viewmodels import PROP_NAMES
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ _LABELS: Final[dict[Action, str]] = {
 }
 
 
-class SettlementDashboard(ipywidgets.VBox):
+class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
     """Selector + action bar + status panel + activity log, acting as ``user`` on ``network``.
 
     ``operator`` owns the v4 hook and adapter (registers policies and, by default, settles as

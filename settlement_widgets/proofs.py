@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .errors import ConfigurationError, SettlementValueError, UnknownOptionError
+from .links import is_link_target
 from .methods import validate_method
 
 __all__ = [
@@ -171,10 +172,11 @@ def record_proof(
         raise SettlementValueError(f"tx_hash must be 0x followed by 64 hex digits, got {tx_hash!r}")
     if type == "on-chain" and tx_hash is None:
         raise SettlementValueError("an on-chain proof needs the tx_hash of its transaction")
-    if explorer_url is not None and (
-        not isinstance(explorer_url, str) or not explorer_url.startswith(("http://", "https://"))
-    ):
-        raise SettlementValueError(f"explorer_url must be an http(s) URL, got {explorer_url!r}")
+    if explorer_url is not None and not is_link_target(explorer_url):
+        raise SettlementValueError(
+            "explorer_url must be an http(s) URL or a path on the Jupyter server, "
+            f"got {explorer_url!r}"
+        )
     payload = {} if data is None else data
     if not isinstance(payload, Mapping):
         raise SettlementValueError(f"data must be a JSON object, got {payload.__class__.__name__}")

@@ -21,6 +21,7 @@ from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput, run_callback
 from .home_loop import HomeLoop
 from .render import render_address_box_html, render_caption_html, render_card_html
+from .snapshot import StaticSnapshot
 from .viewmodels import SelectorViewModel
 
 __all__ = ["SettlementSelector"]
@@ -28,7 +29,7 @@ __all__ = ["SettlementSelector"]
 OnChange = Callable[[SettlementMethod], Any]
 
 
-class SettlementSelector(ipywidgets.VBox):
+class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     """Pick a settlement method: ``aggregator``, ``channel`` or ``v4`` (spec §2.7).
 
     ``selected`` is an observable trait (``selector.observe(f, names="selected")``).

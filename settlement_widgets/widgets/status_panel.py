@@ -23,6 +23,7 @@ from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput
 from .home_loop import HomeLoop
 from .render import render_status_html
+from .snapshot import StaticSnapshot
 from .viewmodels import PROP_NAMES, StatusProps, StatusViewModel
 
 __all__ = ["CHANNEL_EVENTS", "Binding", "ChannelStatusPanel"]
@@ -73,7 +74,7 @@ class Binding:
         return f"Binding(channel_id={self.channel_id!r}, {state})"
 
 
-class ChannelStatusPanel(ipywidgets.VBox):
+class ChannelStatusPanel(StaticSnapshot, ipywidgets.VBox):
     """The channel status panel of the original dashboard, as a core-ipywidgets composite.
 
     Props (all optional): ``channel_id``, ``channel_status``, ``state_intent``,

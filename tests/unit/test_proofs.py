@@ -94,6 +94,8 @@ def test_timestamps_are_normalised_to_utc(tmp_path: Path) -> None:
         ({"tx_hash": "0x1234"}, SettlementValueError),
         ({"type": "on-chain", "tx_hash": None}, SettlementValueError),
         ({"explorer_url": "javascript:alert(1)"}, SettlementValueError),
+        ({"explorer_url": "//evil.example/tx/0x1"}, SettlementValueError),
+        ({"explorer_url": "settlement/explorer/tx/0x1"}, SettlementValueError),
         ({"data": [1, 2]}, SettlementValueError),
         ({"data": {"x": object()}}, SettlementValueError),
         ({"data": {"x": float("nan")}}, SettlementValueError),
