@@ -16,6 +16,9 @@ LAB_FLAGS ?=
 PYTEST_FLAGS ?=
 # run as root (containers, CI): Jupyter refuses to start without --allow-root
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# the app's Jupyter settings (idle-kernel culling, the Voila template, hidden cells): put first
+# on Jupyter's config and data paths by `make lab`, as binder/start does on Binder
+JUPYTER_APP := $(CURDIR)/jupyter-app
 
 .PHONY: help setup lab test lint contracts contracts-check chromium interop-deps \
         notebooks notebooks-refresh bench reliability clean
@@ -67,6 +70,8 @@ setup: $(PY_STAMP) contracts
 lab: setup
 	SETTLEMENT_NETWORK=$${SETTLEMENT_NETWORK:-local} SETTLEMENT_API_NETWORK=$${SETTLEMENT_NETWORK:-local} \
 	  SETTLEMENT_SHARED_SANDBOX=$${SETTLEMENT_SHARED_SANDBOX:-1} \
+	  JUPYTER_CONFIG_PATH=$(JUPYTER_APP)/etc/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
+	  JUPYTER_PATH=$(JUPYTER_APP)/share/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH} \
 	  $(BIN)/jupyter lab $(ALLOW_ROOT) \
 	  --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +45,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+#: The settlement app's Jupyter settings (kernel culling, the Voila template, cell tags), as
+#: ``make lab`` and ``binder/start`` put them on Jupyter's search paths.
+JUPYTER_APP = ROOT / "jupyter-app"
+JUPYTER_APP_CONFIG = JUPYTER_APP / "etc" / "jupyter"
+JUPYTER_APP_DATA = JUPYTER_APP / "share" / "jupyter"
+
+
+def app_env() -> dict[str, str]:
+    """The environment under which Jupyter loads the app's settings, as ``make lab`` and Binder
+    run it; pass it to :func:`start_lab` to test the app as shipped rather than stock Voila."""
+    return {"JUPYTER_CONFIG_PATH": str(JUPYTER_APP_CONFIG), "JUPYTER_PATH": str(JUPYTER_APP_DATA)}
 
 
 @dataclass
@@ -80,10 +91,14 @@ def start_lab(
     root: Path,
     env: Mapping[str, str],
     settings: Mapping[str, Mapping[str, object]] | None = None,
+    *,
+    extra_args: Sequence[str] = (),
 ) -> Iterator[Lab]:
     """Run ``jupyter lab`` serving ``root`` with ``env`` added to this process's environment;
     stop it (its whole process group: kernels included) on exit. ``settings`` maps a plugin
-    id (``"@jupyterlab/notebook-extension:tracker"``) to user settings for it."""
+    id (``"@jupyterlab/notebook-extension:tracker"``) to user settings for it.
+    ``extra_args`` go last on the command line, so they override any config file (a test
+    shortens the shipped kernel-culling timeout that way)."""
     plugins: dict[str, Mapping[str, object]] = {
         # no "get notified about Jupyter news?" toast over the page
         "@jupyterlab/apputils-extension:notification": {
@@ -117,6 +132,7 @@ def start_lab(
             f"--ServerApp.root_dir={root}",
             f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
             f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+            *extra_args,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

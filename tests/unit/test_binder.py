@@ -8,15 +8,20 @@ next month as today, and the README's Binder links must point at files that exis
 - no runtime.txt (ignored next to environment.yml) or requirements.txt (same).
 - postBuild: executable, a bash shebang, ``set -euo pipefail`` before any command, builds the
   contracts and installs the package; never ``jupyter lab build``.
-- start: executable, a bash shebang, sets the local network, ends with ``exec "$@"``.
+- start: executable, a bash shebang, sets the local network, ends with ``exec "$@"``, and
+  runs the server with the app's Jupyter settings (``jupyter-app/``: kernel culling, the
+  Voila template, hidden cells) first on Jupyter's config and data paths.
 - README: every ``labpath=`` / ``urlpath=voila/render/`` link names an existing notebook, and
   the JupyterLab badge is there.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -147,6 +152,38 @@ def test_start_selects_the_local_network_and_execs() -> None:
         re.match(r'export SETTLEMENT_NETWORK="\$\{SETTLEMENT_NETWORK:-local\}"', c)
         for c in commands
     )
+
+
+def test_start_puts_the_app_settings_first_on_jupyters_paths(tmp_path: Path) -> None:
+    # run binder/start from elsewhere (repo2docker's working directory is not ours to assume)
+    # with a stand-in server command that prints the environment it was given
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_", "SETTLEMENT_"))}
+    env["JUPYTER_CONFIG_PATH"] = "/image/etc/jupyter"  # the image's own entries stay, after ours
+    out = subprocess.run(
+        [
+            str(BINDER / "start"),
+            sys.executable,
+            "-c",
+            "import json, os; print(json.dumps(dict(os.environ)))",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
+    seen = json.loads(out)
+    app = ROOT / "jupyter-app"
+    assert seen["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [
+        str(app / "etc" / "jupyter"),
+        "/image/etc/jupyter",
+    ]
+    assert seen["JUPYTER_PATH"].split(os.pathsep) == [str(app / "share" / "jupyter")]
+    assert (app / "etc" / "jupyter" / "jupyter_server_config.py").is_file()
+    assert (app / "etc" / "jupyter" / "voila.py").is_file()
+    assert (app / "share" / "jupyter" / "nbconvert" / "templates" / "settlement").is_dir()
+    assert seen["SETTLEMENT_NETWORK"] == "local"
 
 
 def binder_link_paths(markdown: str) -> list[str]:
