@@ -10,8 +10,10 @@ It is what ``notebooks/dashboard.ipynb`` shows as a Voila app: pick a method on 
 
 Button callbacks never block and never nest event loops: a click schedules the action's
 coroutine on the kernel's running loop (DESIGN §3, no ``nest_asyncio``) and returns. One
-action runs at a time; the buttons are disabled meanwhile and a progress bar moves. What
-happened goes to the activity log (escaped text, links only to http(s) explorer URLs);
+action runs at a time; the buttons are disabled meanwhile and a progress bar moves, then
+collapses to one line saying how long the action took. What happened goes to the activity log,
+one timestamped line per result with its units and the action's elapsed time (escaped text,
+links only to explorer URLs: ``http(s)://`` or a path on the Jupyter server);
 a :class:`~settlement_widgets.errors.SettlementError` is logged as a message the user can
 act on, anything else also lands in :attr:`SettlementDashboard.errors` with its traceback.
 
@@ -23,19 +25,42 @@ from __future__ import annotations
 
 import asyncio
 import html
+import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import ipywidgets
 
 from .errors import SettlementError, SettlementValueError, UnknownOptionError
+from .links import is_link_target
 from .methods import validate_method
 from .networks import Network
+from .progress import ProgressBar, format_seconds
 from .widgets import ChannelStatusPanel, ErrorOutput, SettlementSelector
 from .widgets.home_loop import HomeLoop
+from .widgets.render import (
+    BODY,
+    BORDER,
+    DASHBOARD_STYLESHEET,
+    FG,
+    LINK,
+    MONO,
+    SANS,
+    SURFACE,
+)
 from .widgets.snapshot import StaticSnapshot
-from .widgets.viewmodels import PROP_NAMES
+from .widgets.viewmodels import (
+    CYAN,
+    GREEN,
+    MUTED,
+    PROP_NAMES,
+    RED,
+    YELLOW,
+    AggregatorSource,
+    aggregator_source,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,38 +137,74 @@ def enabled_actions(state: ActionState) -> frozenset[Action]:
 
 @dataclass(frozen=True)
 class LogLine:
-    """One entry of the activity log; ``href`` is linked only when it is http(s)."""
+    """One entry of the activity log.
+
+    ``at`` is when it was written (shown as ``HH:MM:SS``) and ``elapsed`` how long the
+    action that wrote it took, in seconds: both are given here, never read by the renderer,
+    so :func:`render_log_html` stays pure. ``href`` is linked only when it is a link target
+    (:func:`~settlement_widgets.links.is_link_target`: ``http(s)://host...`` or a path on the
+    Jupyter server, such as the shared sandbox's ``{base_url}settlement/explorer/tx/<hash>``).
+    """
 
     level: Literal["info", "ok", "error"]
     text: str
     href: str | None = None
     link_text: str | None = None
+    at: datetime | None = None
+    elapsed: float | None = None
 
 
-_LEVEL_COLOURS: Final = {"info": "#cbd5e1", "ok": "#22c55e", "error": "#ef4444"}
+#: the log's text colour per level (theme colours, AA contrast in Light and Dark)
+_LEVEL_COLOURS: Final = {"info": FG, "ok": GREEN, "error": RED}
 
 
 def render_log_html(lines: tuple[LogLine, ...] | list[LogLine]) -> str:
-    """The activity log, newest last; every text escaped, links only to http(s) URLs."""
+    """The activity log, newest last: ``HH:MM:SS  text link (1.2 s)`` per line, in the
+    theme's colours; every text escaped, links only to link targets."""
     if not lines:
         return '<div class="sw-log" data-empty="true"></div>'
     rows = []
     for line in lines:
-        colour = _LEVEL_COLOURS[line.level]
+        stamp = ""
+        if line.at is not None:
+            stamp = (
+                f'<span class="sw-log-time" style="color:{MUTED}">'
+                f"{line.at.strftime('%H:%M:%S')}</span>  "
+            )
         text = html.escape(line.text)
         link = ""
-        if line.href and line.href.startswith(("http://", "https://")):
+        if line.href and is_link_target(line.href):
             shown = html.escape(line.link_text or line.href)
             link = (
                 f' <a href="{html.escape(line.href, quote=True)}" target="_blank" '
-                f'rel="noopener noreferrer" style="color:#38bdf8">{shown}</a>'
+                f'rel="noopener noreferrer" style="color:{LINK}">{shown}</a>'
+            )
+        took = ""
+        if line.elapsed is not None:
+            took = (
+                f' <span class="sw-log-elapsed" style="color:{MUTED}">'
+                f"({html.escape(format_seconds(line.elapsed))})</span>"
             )
         rows.append(
             f'<div class="sw-log-line" data-level="{line.level}" '
-            f'style="color:{colour};font-family:ui-monospace,monospace;font-size:12px;'
-            f'white-space:pre-wrap">{text}{link}</div>'
+            f'style="color:{_LEVEL_COLOURS[line.level]};white-space:pre-wrap;word-break:break-word">'
+            f"{stamp}{text}{link}{took}</div>"
         )
-    return '<div class="sw-log">' + "".join(rows) + "</div>"
+    return (
+        f'<div class="sw-log" style="font:{BODY}/1.5 {MONO};padding:8px 12px;'
+        f"border:1px solid {BORDER};border-radius:12px;background:{SURFACE};"
+        f'box-sizing:border-box">' + "".join(rows) + "</div>"
+    )
+
+
+def _status_html(working: str | None) -> str:
+    """The dashboard's stylesheet, plus ``working: <action>…`` while an action runs."""
+    if working is None:
+        return DASHBOARD_STYLESHEET
+    return (
+        f'{DASHBOARD_STYLESHEET}<span style="font:{BODY} {SANS};color:{MUTED}">'
+        f"working: {html.escape(working)}…</span>"
+    )
 
 
 def _short(value: str) -> str:
@@ -160,6 +221,15 @@ _LABELS: Final[dict[Action, str]] = {
     "close_channel": "Close channel",
     "settle_intent": "Settle an intent",
     "show_routes": "Show best routes",
+}
+#: what each button does, as its tooltip (the label stays short and is never cut off)
+_TOOLTIPS: Final[dict[Action, str]] = {
+    "faucet": "Ask the network's faucet for test tokens (an off-chain credit)",
+    "open_channel": "Open a state channel with the relay's broker (Custody.create)",
+    "transfer": "Send the transfer amount off-chain through the channel: instant, no gas",
+    "close_channel": "Close the channel on chain and withdraw what it paid out",
+    "settle_intent": "Sign an intent and settle it through the Uniswap v4 policy hook",
+    "show_routes": "Rank the routes of 100 USDC Arbitrum -> Optimism by what you keep",
 }
 
 
@@ -221,8 +291,13 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         # thread the click arrives on (ipykernel 7 subshells)
         self._home = HomeLoop()
         self._activity: list[LogLine] = []
+        self._logged = 0  # lines ever logged (the log keeps the last _MAX_LOG_LINES)
 
-        self.selector = SettlementSelector(selected=validate_method(selected), network=network)
+        self.selector = SettlementSelector(
+            selected=validate_method(selected),
+            network=network,
+            aggregator_source=self.routes_source,
+        )
         self.panel = ChannelStatusPanel(network=network)
         self.errors = ErrorOutput("SettlementDashboard")
         self.buttons: dict[Action, ipywidgets.Button] = {}
@@ -230,7 +305,11 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         for method, actions in ACTIONS.items():
             row = []
             for action in actions:
-                button = ipywidgets.Button(description=self._label(action), tooltip=action)
+                button = ipywidgets.Button(
+                    description=self._label(action),
+                    tooltip=_TOOLTIPS[action],
+                    layout=ipywidgets.Layout(width="auto"),
+                )
                 button.add_class("sw-action")
                 button.add_class(f"sw-action-{action.replace('_', '-')}")
                 button.on_click(lambda _b, a=action: self.click(a))
@@ -242,17 +321,20 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             self._bars[method] = bar
         self._progress = ipywidgets.Box()
         self._progress.add_class("sw-progress")
-        self._status = ipywidgets.HTML("")
+        # the dashboard's stylesheet rides in this always-present widget (see _status_html)
+        self._status = ipywidgets.HTML(_status_html(None))
         self._status.add_class("sw-dashboard-status")
         self._routes = ipywidgets.HTML("")
         self._routes.add_class("sw-routes")
         self._activity_html = ipywidgets.HTML(render_log_html([]))
         self._activity_html.add_class("sw-log-html")
+        progress_row = ipywidgets.HBox([self._progress, self._status])
+        progress_row.add_class("sw-progress-row")
         super().__init__(
             children=[
                 self.selector,
                 *self._bars.values(),
-                ipywidgets.HBox([self._progress, self._status]),
+                progress_row,
                 self.panel,
                 self._routes,
                 self._activity_html,
@@ -292,6 +374,16 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
     @property
     def routes_html(self) -> str:
         return str(self._routes.value)
+
+    @property
+    def routes_source(self) -> AggregatorSource:
+        """Where the routes come from, as the aggregator card's pill says: ``recorded``
+        (the default provider serves the responses shipped with the package), ``local`` (a
+        route server on this machine) or ``live`` (the LI.FI API)."""
+        provider = self._aggregator
+        if provider is None:
+            return "recorded"
+        return aggregator_source(recorded=provider.is_recorded, base_url=provider.base_url)
 
     def state(self) -> ActionState:
         status = self._channel.status if self._channel is not None else None
@@ -342,31 +434,37 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
                 await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def _run(self, action: Action, run: Callable[[], Awaitable[None]]) -> None:
-        from .progress import ProgressBar
-
-        bar = ProgressBar(self._label(action), _EXPECTED_SECONDS[action])
+        """Run one action under a progress bar; its last log line (or its error) carries the
+        elapsed time, and the bar collapses to ``"<label>: done in 1.2 s"``."""
+        label = self._label(action)
+        bar = ProgressBar(label, _EXPECTED_SECONDS[action])
         self._progress.children = (bar.widget,)
+        logged = self._logged
         bar.start()
         ok = False
+        failure: LogLine | None = None
         try:
             await run()
             ok = True
         except SettlementError as exc:
-            self._add_log(LogLine("error", f"{self._label(action)} failed: {exc}"))
+            failure = LogLine("error", f"{label} failed: {exc}")
         except Exception as exc:  # a bug, not a user error: keep the traceback visible
-            self._add_log(LogLine("error", f"{self._label(action)} failed: {exc!r}"))
+            failure = LogLine("error", f"{label} failed: {exc!r}")
             self.errors.report(exc, action)
         finally:
             bar.finish(ok)
+            if failure is not None:
+                self._add_log(replace(failure, elapsed=bar.elapsed))
+            elif self._logged > logged:  # the action's own result line gets its time
+                self._activity[-1] = replace(self._activity[-1], elapsed=bar.elapsed)
+                self._activity_html.value = render_log_html(self._activity)
+            elif ok:
+                self._add_log(LogLine("ok", f"{label}: done", elapsed=bar.elapsed))
             self._set_busy(False, action)
 
     def _set_busy(self, busy: bool, action: Action) -> None:
         self._busy = busy
-        self._status.value = (
-            f'<span style="color:#94a3b8">working: {html.escape(self._label(action))}…</span>'
-            if busy
-            else ""
-        )
+        self._status.value = _status_html(self._label(action) if busy else None)
         self._refresh_buttons()
 
     def _refresh_buttons(self) -> None:
@@ -385,7 +483,11 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         return _LABELS[action]
 
     def _add_log(self, line: LogLine) -> None:
+        """Append ``line`` to the log, stamped with the wall-clock time it was written."""
+        if line.at is None:
+            line = replace(line, at=datetime.now().astimezone())
         self._activity.append(line)
+        self._logged += 1
         del self._activity[:-_MAX_LOG_LINES]
         self._activity_html.value = render_log_html(self._activity)
 
@@ -494,11 +596,18 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         assert channel is not None
         tx = await provider.close_channel(channel.id)
         self._track(provider.get_channel(channel.id))
-        self._add_log(self._tx_line("channel closed on chain:", tx.hash, tx.explorer_url))
+        self._add_log(
+            self._tx_line(
+                f"channel closed on chain ({tx.gas_used:,} gas):", tx.hash, tx.explorer_url
+            )
+        )
         if tx.withdrawal is not None:
+            withdrawal = tx.withdrawal
             self._add_log(
                 self._tx_line(
-                    "withdrawn to the wallet:", tx.withdrawal.hash, tx.withdrawal.explorer_url
+                    f"withdrawn to the wallet ({withdrawal.gas_used:,} gas):",
+                    withdrawal.hash,
+                    withdrawal.explorer_url,
                 )
             )
 
@@ -542,7 +651,12 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         self._intents += 1
         deadline = await chain_time(self.user.w3) + 3600
         intent = Intent(
-            id=intent_id(f"dashboard intent {self.user.address} {self._intents}"),
+            # a fresh id each time: another dashboard of the same wallet (another kernel on
+            # the server's shared sandbox, or an earlier run) counts from 1 too, and an
+            # intent settles at most once
+            id=intent_id(
+                f"dashboard intent {self.user.address} {self._intents} {secrets.token_hex(16)}"
+            ),
             user=self.user.address,
             token_in=token_in,
             token_out=token_out,
@@ -566,7 +680,8 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             self._show_panel("v4")
         self._add_log(
             self._tx_line(
-                f"intent {_short(intent.id)} settled: 1 sold, {received:.6f} received:",
+                f"intent {_short(intent.id)} settled: 1 sold, {received:.6f} received "
+                f"({tx.gas_used:,} gas):",
                 tx.hash,
                 tx.explorer_url,
             )
@@ -593,9 +708,11 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         provider = self._aggregator
         sender = self.user.address
         frame = await provider.routes_frame(*ROUTE_REQUEST, sender)
-        self._routes.value = _routes_html(frame, recorded=provider.is_recorded)
+        self._routes.value = _routes_html(frame, source=self.routes_source)
         best = frame.iloc[0]
-        source = "recorded data" if provider.is_recorded else "live"
+        source = {"recorded": "recorded data", "local": "local route server", "live": "live"}[
+            self.routes_source
+        ]
         self._add_log(
             LogLine(
                 "ok",
@@ -616,24 +733,24 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             await self._aggregator.close()
 
 
-def _routes_html(frame: pd.DataFrame, *, recorded: bool) -> str:
-    columns = [
-        c
-        for c in (
-            "rank",
-            "tools",
-            "to_amount_units",
-            "fees_usd",
-            "gas_usd",
-            "net_usd",
-            "duration_s",
-        )
-        if c in frame.columns
-    ]
-    table = frame[columns].to_html(index=False, escape=True, float_format=lambda v: f"{v:.2f}")
-    label = "RECORDED DATA, not live rates" if recorded else "LIVE rates from the LI.FI API"
-    colour = "#eab308" if recorded else "#22c55e"
+#: the routes table's heading per data source: (text, colour)
+_ROUTE_HEADINGS: Final[dict[str, tuple[str, str]]] = {
+    "recorded": ("RECORDED DATA, not live rates", YELLOW),
+    "local": ("LOCAL route server on this machine, not live rates", CYAN),
+    "live": ("LIVE rates from the LI.FI API", GREEN),
+}
+
+
+def _routes_html(frame: pd.DataFrame, *, source: AggregatorSource) -> str:
+    """The routes as :func:`~settlement_widgets.aggregator.routes_styler` draws them, under a
+    heading that says where the data came from (escaped, in the theme's colours)."""
+    from .aggregator.frame import routes_styler
+
+    table = routes_styler(frame).to_html()
+    label, colour = _ROUTE_HEADINGS[source]
     return (
-        f'<div class="sw-routes-table"><div style="color:{colour};font-weight:600">'
+        f'<div class="sw-routes-table" style="padding:8px 12px;border:1px solid {BORDER};'
+        f'border-radius:12px;background:{SURFACE};overflow-x:auto">'
+        f'<div style="font:600 {BODY} {SANS};color:{colour}">'
         f"{html.escape(label)}: 100 USDC Arbitrum → Optimism</div>{table}</div>"
     )

@@ -10,7 +10,7 @@ best-rate rule), :mod:`.frame` (DataFrames), :mod:`.plan` (what to sign), :mod:`
 from __future__ import annotations
 
 from .client import DEFAULT_BASE_URL, LifiClient, RetryEvent, RetryPolicy
-from .frame import ROUTE_COLUMNS, routes_frame
+from .frame import ROUTE_COLUMNS, ROUTE_TABLE_COLUMNS, routes_frame, routes_styler
 from .models import (
     RECORDED_NOTE,
     Action,
@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_INTEGRATOR",
     "RECORDED_NOTE",
     "ROUTE_COLUMNS",
+    "ROUTE_TABLE_COLUMNS",
     "Action",
     "AggregatorProvider",
     "Chain",
@@ -59,4 +60,5 @@ __all__ = [
     "net_value",
     "rank_routes",
     "routes_frame",
+    "routes_styler",
 ]

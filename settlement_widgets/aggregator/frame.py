@@ -14,6 +14,10 @@ Dtype choices (``ROUTE_COLUMNS`` is the contract, and a test holds us to it):
 ``df.attrs`` says where the data came from: ``source`` is ``"recorded"`` or ``"live"``,
 ``recorded`` a bool, and ``note`` a sentence for recorded data. pandas is imported when the
 function runs, so importing the aggregator stays light.
+
+:func:`routes_styler` is the same frame for people: a pandas ``Styler`` with the columns a
+reader needs under plain names ("Tool", "You receive", "Fees (USD)"...), every text escaped,
+in the notebook theme's colours.
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ from .ranking import net_value, rank_routes
 
 if TYPE_CHECKING:
     import pandas as pd
+    from pandas.io.formats.style import Styler
+    from pandas.io.formats.style_render import CSSDict
 
-__all__ = ["ROUTE_COLUMNS", "routes_frame"]
+__all__ = ["ROUTE_COLUMNS", "ROUTE_TABLE_COLUMNS", "routes_frame", "routes_styler"]
 
 #: Column -> dtype of :func:`routes_frame`, in order.
 ROUTE_COLUMNS: dict[str, str] = {
@@ -113,3 +119,106 @@ def routes_frame(routes: Iterable[Route], *, recorded: bool | None = None) -> pd
     if is_recorded:
         frame.attrs["note"] = RECORDED_NOTE
     return frame
+
+
+#: The columns of :func:`routes_styler`: its header -> the frame column it shows.
+ROUTE_TABLE_COLUMNS: dict[str, str] = {
+    "#": "rank",
+    "Tool": "tools",
+    "You receive": "to_amount_units",
+    "Fees (USD)": "fees_usd",
+    "Gas (USD)": "gas_usd",
+    "Net (USD)": "net_usd",
+    "Duration": "duration_s",
+}
+_USD_HEADERS = ("Fees (USD)", "Gas (USD)", "Net (USD)")
+#: the notebook theme's variables (JupyterLab, Notebook 7, Voila), with light fallbacks
+_TABLE_CSS: list[CSSDict] = [
+    {
+        "selector": "",
+        "props": [
+            ("border-collapse", "collapse"),
+            ("font-size", "13px"),
+            ("font-family", "var(--jp-ui-font-family, system-ui, sans-serif)"),
+            ("color", "var(--jp-ui-font-color1, #1f2937)"),
+            ("margin", "6px 0 0 0"),
+        ],
+    },
+    {
+        "selector": "th",
+        "props": [
+            ("padding", "4px 12px"),
+            ("text-align", "right"),
+            ("font-weight", "700"),
+            ("border-bottom", "1px solid var(--jp-border-color1, #d1d5db)"),
+            ("white-space", "nowrap"),
+        ],
+    },
+    {
+        "selector": "td",
+        "props": [
+            ("padding", "4px 12px"),
+            ("text-align", "right"),
+            ("border-bottom", "1px solid var(--jp-border-color2, #e5e7eb)"),
+            ("white-space", "nowrap"),
+            ("font-variant-numeric", "tabular-nums"),
+        ],
+    },
+    {"selector": "tbody tr:first-child td", "props": [("font-weight", "700")]},
+    {"selector": "th.col1, td.col1", "props": [("text-align", "left")]},
+]
+
+
+def _amount(units: float, symbol: object) -> str:
+    """``1,234.5 USDC``: up to 6 decimals, at least 2, with the token's symbol."""
+    if math.isnan(units):
+        return "n/a"
+    text = f"{units:,.6f}".rstrip("0")
+    text = text + "0" * max(0, 2 - len(text.split(".")[1]))
+    return f"{text} {symbol}" if isinstance(symbol, str) and symbol else text
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``19 min``, ``2 min 5 s`` (an estimate: whole seconds)."""
+    if math.isnan(seconds):
+        return "n/a"
+    minutes, rest = divmod(round(seconds), 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+
+
+def routes_styler(frame: pd.DataFrame) -> Styler:
+    """The routes of :func:`routes_frame` as a table for people: one row per route, best
+    first (in bold), under the headers of :data:`ROUTE_TABLE_COLUMNS`; what you receive with
+    the token's symbol, USD values with two decimals, durations in s/min.
+
+    Every text (tool names come from the API) is HTML-escaped (``escape="html"``, headers
+    too), and the table's id is fixed, so ``to_html()`` is the same on every run (nbval
+    compares it). Its colours are the notebook theme's (``--jp-*`` with light fallbacks).
+    """
+    import pandas as pd
+    from pandas.io.formats.style import Styler
+
+    table = pd.DataFrame(
+        {
+            "#": frame["rank"].astype("Int64"),
+            "Tool": frame["tools"].astype("string"),
+            "You receive": [
+                _amount(float(u), sym)
+                for u, sym in zip(frame["to_amount_units"], frame["to_token"], strict=True)
+            ],
+            **{header: frame[ROUTE_TABLE_COLUMNS[header]] for header in _USD_HEADERS},
+            "Duration": [_duration(float(s)) for s in frame["duration_s"]],
+        },
+        columns=list(ROUTE_TABLE_COLUMNS),
+    )
+    styler = Styler(table, uuid="sw_routes", cell_ids=False)
+    return (
+        styler.hide(axis="index")
+        .format(escape="html", na_rep="n/a")
+        .format("{:,.2f}", subset=list(_USD_HEADERS), na_rep="n/a")
+        .format_index(escape="html", axis=1)
+        .set_table_attributes('class="sw-routes-grid"')
+        .set_table_styles(_TABLE_CSS)
+    )

@@ -1,8 +1,9 @@
 """A minimal block explorer for the sandbox chain, so ``explorer_url`` links work locally.
 
 ``/explorer/tx/<hash>`` and ``/explorer/address/<address>`` read the chain and render plain
-HTML: a transaction's status, parties, gas and its decoded custody events; an address's ETH,
-test-token and custody balances and open channels. Rendering is pure (:func:`tx_page`,
+HTML: a transaction's status, parties, gas and its decoded events (the custody's, then those
+of the v4 hook and adapter, the PoolManager and test tokens); an address's ETH, test-token and
+custody balances and open channels. Rendering is pure (:func:`tx_page`,
 :func:`address_page`; every dynamic string through ``html.escape``, links only to this
 explorer); :class:`Explorer` fetches the data.
 """
@@ -132,7 +133,7 @@ def tx_page(
         rows.append(("logs", _e(len(receipt.get("logs", ())))))
     body = f"<h1>Transaction</h1>{_rows(rows)}"
     if events:
-        body += "<h2>Custody events</h2>"
+        body += "<h2>Events</h2>"
         for event in events:
             body += f"<h3>{_e(event.name)}</h3>" + _rows(
                 [(k, f"<code>{_e(v)}</code>") for k, v in event.fields]
@@ -202,6 +203,11 @@ def _describe(value: Any) -> str:
     return str(value)
 
 
+def _hex_address(log: Mapping[str, Any]) -> str:
+    address = log["address"]
+    return address if isinstance(address, str) else "0x" + bytes(address).hex()
+
+
 class Explorer:
     """Reads the chain through ``w3`` and renders the pages under ``base`` (a path)."""
 
@@ -220,8 +226,33 @@ class Explorer:
         self._custody = custody
         self._token = token  # (address, symbol, decimals)
         self._decoder: Any = None
+        self._table: dict[bytes, Mapping[str, Any]] | None = None
 
     def _events(self, receipt: Mapping[str, Any]) -> list[EventView]:
+        """The custody's events (states and channels spelled out), then every other log that
+        one of our v4 contracts, the PoolManager or a test token emits, by name."""
+        logs = list(receipt.get("logs", ()))
+        return self._custody_events(logs) + self._other_events(logs)
+
+    def _other_events(self, logs: Sequence[Mapping[str, Any]]) -> list[EventView]:
+        from ..contracts import load_artifact
+        from ..v4.events import decode_logs, event_table
+
+        if self._table is None:
+            names = ("V4TestToken", "PoolManager", "PolicyHook", "SettlementAdapter")
+            self._table = event_table(*(load_artifact(name).abi for name in names))
+        custody = to_checksum(self._custody) if self._custody else None
+        others = [log for log in logs if to_checksum(str(_hex_address(log))) != custody]
+        views = []
+        for event in decode_logs(others, self._table):
+            if event.name.startswith("0x"):  # a log we have no ABI for: its topic is all we know
+                continue
+            contract = self.labels.get(event.address, event.address)
+            fields = [("contract", contract)] + [(k, _describe(v)) for k, v in event.args.items()]
+            views.append(EventView(event.name, tuple(fields)))
+        return views
+
+    def _custody_events(self, logs: Sequence[Mapping[str, Any]]) -> list[EventView]:
         if self._custody is None:
             return []
         if self._decoder is None:
@@ -230,7 +261,7 @@ class Explorer:
 
             self._decoder = EventDecoder(load_artifact("Custody").abi, self._custody)
         views = []
-        for event in self._decoder.decode_logs(receipt.get("logs", ())):
+        for event in self._decoder.decode_logs(logs):
             fields = [
                 (k, _describe(v))
                 for k, v in vars(event).items()

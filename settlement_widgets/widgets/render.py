@@ -1,20 +1,33 @@
-"""Pure HTML renderers of the two view models, with the original dashboard's look.
+"""Pure HTML renderers of the two view models, in the notebook's own theme.
 
 The ipywidgets ``HTML`` widget sets ``innerHTML`` as is, so everything dynamic (labels,
 addresses, relay or contract strings, provider metadata) goes through :func:`html.escape`
 here, attribute values are always double-quoted and escaped, and a link is emitted only when
-the view model produced an ``http(s)`` URL under the network's explorer base (checked again
-here); anything else is plain text. Styles are inline so the look survives any notebook theme.
+the view model produced a URL under the network's explorer base that passes
+:func:`~settlement_widgets.links.is_link_target` (checked again here); anything else is plain
+text.
+
+Styles are inline, and their colours are JupyterLab's theme variables (``--jp-*``, defined by
+Lab, Notebook 7, Voila and VS Code alike) with light fallbacks for places without them
+(nbviewer, a static export): the widgets follow the Light and Dark themes instead of painting
+a dark card into a light page. Text is 12 px or larger and every text colour reaches WCAG AA
+(4.5:1) on its background in Lab's Light and Dark themes (see ``viewmodels.accent``);
+``tests/ui/test_widgets_theme.py`` measures both in a browser.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
+from types import MappingProxyType
 
 from .viewmodels import (
+    BLUE,
+    CYAN,
     GREEN,
     MUTED,
     SECONDARY,
+    YELLOW,
     AddressLine,
     CardViewModel,
     SelectorViewModel,
@@ -25,42 +38,79 @@ from .viewmodels import (
 
 __all__ = [
     "CARD_STYLESHEET",
+    "DASHBOARD_STYLESHEET",
+    "PILL",
     "render_address_box_html",
     "render_caption_html",
     "render_card_html",
+    "render_pill_html",
     "render_selector_html",
     "render_status_html",
+    "tint",
 ]
 
-# --- the original's palette (dark theme of globals.css) ------------------------------------
-BG_SECONDARY = "#0F1A2E"
-BG_TERTIARY = "#131D33"
-FG_PRIMARY = "#ffffff"
-FG_SECONDARY = SECONDARY
-FG_ACCENT = "#F2B94B"
-FG_INFO = "#38BDF8"
-BORDER_PRIMARY = "rgba(255,255,255,0.05)"
-BORDER_SECONDARY = "rgba(255,255,255,0.10)"
-MONO = "ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
-SANS = "Inter,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
+# --- the theme ------------------------------------------------------------------------------
 
-PILL = {
-    "live": ("rgba(34,197,94,0.15)", "#22c55e"),
-    "demo": ("rgba(56,189,248,0.15)", "#38bdf8"),
-}
+#: body text and the surfaces it sits on (cards, panels; boxes inside them)
+FG = SECONDARY
+SURFACE = "var(--jp-layout-color1, #ffffff)"
+INSET = "var(--jp-layout-color0, #ffffff)"
+BORDER = "var(--jp-border-color2, #e5e7eb)"
+BORDER_STRONG = "var(--jp-border-color1, #d1d5db)"
+#: the selection ring (not text: no contrast rule for it beyond being visible)
+RING = "var(--jp-brand-color1, #2563eb)"
+LINK = "var(--jp-content-link-color, #1d4ed8)"
+SANS = "var(--jp-ui-font-family, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif)"
+MONO = "var(--jp-code-font-family, ui-monospace, SFMono-Regular, Menlo, Consolas, monospace)"
+#: font sizes: nothing below 12 px
+SMALL = "12px"
+BODY = "13px"
+TITLE = "14px"
 
-#: Static CSS (no dynamic text) for the selector composite: dark container, transparent
-#: click targets over the cards and the original's slight zoom on hover.
+
+def tint(colour: str, percent: int) -> str:
+    """``colour`` at ``percent`` % opacity: a background that lets the theme show through."""
+    return f"color-mix(in srgb, {colour} {percent}%, transparent)"
+
+
+#: pill label -> its text colour (its background is a tint of it); see ``viewmodels.card_pill``
+PILL: Mapping[str, str] = MappingProxyType(
+    {"live": GREEN, "testnet": BLUE, "local": CYAN, "recorded": YELLOW}
+)
+
+#: Static CSS (no dynamic text) for the selector composite: the container, transparent
+#: click targets over the cards, a ring on the card under the pointer or the keyboard focus.
 CARD_STYLESHEET = (
     "<style>"
-    ".sw-selector{background:" + BG_SECONDARY + ";border-radius:16px;padding:12px;"
-    "box-sizing:border-box}"
+    f".sw-selector{{background:{INSET};border:1px solid {BORDER};border-radius:12px;"
+    "padding:12px;box-sizing:border-box}"
     ".sw-selector .sw-card{transition:transform .12s ease}"
     ".sw-selector .sw-card:hover{transform:scale(1.01)}"
+    f".sw-selector .sw-card:hover .sw-card-body{{border-color:{RING}}}"
     ".sw-selector .sw-card-button,.sw-selector .sw-card-button:hover,"
     ".sw-selector .sw-card-button:focus,.sw-selector .sw-card-button:active{"
     "background:transparent!important;box-shadow:none!important;outline:none;"
     "border:none!important;cursor:pointer}"
+    f".sw-selector .sw-card-button:focus-visible{{outline:2px solid {RING}!important;"
+    "outline-offset:2px;border-radius:10px}"
+    "</style>"
+)
+
+#: Static CSS for the dashboard: an action bar like the cards, buttons in the theme's
+#: colours whose labels are never cut off, and room between the parts.
+DASHBOARD_STYLESHEET = (
+    "<style>"
+    ".sw-dashboard{gap:8px}"
+    f".sw-dashboard .sw-actions{{gap:8px;flex-wrap:wrap;align-items:center;padding:8px;"
+    f"border:1px solid {BORDER};border-radius:12px;background:{SURFACE};box-sizing:border-box}}"
+    f".sw-dashboard .sw-action{{height:auto;min-height:32px;margin:0;padding:4px 14px;"
+    f"line-height:1.4;border:1px solid {BORDER_STRONG};border-radius:8px;background:{INSET};"
+    f"color:{FG};font:600 {BODY} {SANS};white-space:nowrap;overflow:visible;"
+    "text-overflow:clip;flex:0 0 auto}"
+    f".sw-dashboard .sw-action:hover:enabled{{border-color:{RING};color:{BLUE}}}"
+    f".sw-dashboard .sw-action:focus-visible{{outline:2px solid {RING};outline-offset:1px}}"
+    ".sw-dashboard .sw-action:disabled{cursor:not-allowed}"
+    ".sw-dashboard .sw-progress-row{gap:12px;align-items:center;flex-wrap:wrap}"
     "</style>"
 )
 
@@ -71,7 +121,8 @@ def _attr(value: str) -> str:
 
 
 def _safe_href(href: str | None, explorer_base: str) -> str | None:
-    """Keep ``href`` only if it is http(s) and under the explorer base (defence in depth)."""
+    """Keep ``href`` only if it is under the explorer base and both are link targets
+    (``http(s)://host...`` or a path with one leading ``/``): defence in depth."""
     if not href or not explorer_base_is_safe(explorer_base):
         return None
     base = explorer_base.rstrip("/") + "/"
@@ -94,41 +145,52 @@ def _link(text_html: str, href: str, title: str | None, style: str) -> str:
 def render_caption_html() -> str:
     """The ``Settlement Method`` caption plus the selector's static stylesheet."""
     return (
-        CARD_STYLESHEET + f'<div style="font:700 10px {SANS};text-transform:uppercase;'
-        f'letter-spacing:0.2em;color:{MUTED};margin:0 0 6px 2px">Settlement Method</div>'
+        CARD_STYLESHEET + f'<div style="font:700 {SMALL} {SANS};text-transform:uppercase;'
+        f'letter-spacing:0.12em;color:{MUTED};margin:0 0 8px 2px">Settlement Method</div>'
+    )
+
+
+def render_pill_html(pill: str) -> str:
+    """A card's pill (``live``, ``recorded``, ``local``, ``testnet``...): coloured text on
+    a tint of the same colour."""
+    colour = PILL.get(pill, MUTED)
+    return (
+        f'<span class="sw-pill" data-pill="{_attr(pill)}" style="font-size:{SMALL};'
+        f"font-weight:700;text-transform:uppercase;letter-spacing:0.05em;line-height:1.4;"
+        f"padding:1px 8px;border-radius:9999px;white-space:nowrap;color:{colour};"
+        f'background:{tint(colour, 12)};border:1px solid {tint(colour, 35)}">'
+        f"{escape(pill)}</span>"
     )
 
 
 def render_card_html(card: CardViewModel) -> str:
-    """One card: label and status pill, description, network; highlighted when selected."""
+    """One card: label and pill, description, network; ringed when selected."""
     if card.selected:
-        bg, border, label_colour = "rgba(242,185,75,0.10)", FG_ACCENT, FG_ACCENT
+        border, background, label_colour = RING, tint(RING, 6), BLUE
+        ring = f";box-shadow:0 0 0 1px {RING}"
     else:
-        bg, border, label_colour = BG_TERTIARY, BORDER_SECONDARY, FG_PRIMARY
-    pill_bg, pill_fg = PILL.get(card.status, ("rgba(148,163,184,0.15)", FG_SECONDARY))
+        border, background, label_colour, ring = BORDER, SURFACE, FG, ""
     return (
         f'<div class="sw-card-body" data-method="{_attr(card.id)}" '
         f'data-selected="{"true" if card.selected else "false"}" '
-        f'style="box-sizing:border-box;height:100%;text-align:left;padding:0.75rem;'
-        f"border-radius:12px;border:1px solid {border};background:{bg};font-family:{SANS};"
-        f'line-height:1.35">'
-        f'<div style="display:flex;justify-content:space-between;align-items:center;gap:6px">'
-        f'<span style="font-size:12px;font-weight:700;color:{label_colour}">'
-        f"{escape(card.label)}</span>"
-        f'<span style="font-size:8px;font-weight:700;text-transform:uppercase;'
-        f"padding:2px 6px;border-radius:9999px;background:{pill_bg};color:{pill_fg};"
-        f'letter-spacing:0.05em">{escape(card.status)}</span></div>'
-        f'<div style="font-size:9px;color:{MUTED};margin-top:4px">{escape(card.desc)}</div>'
-        f'<div style="font:8px {MONO};color:{MUTED};opacity:0.7;margin-top:4px">'
+        f'style="box-sizing:border-box;height:100%;text-align:left;padding:12px;'
+        f"border-radius:10px;border:1px solid {border};background:{background};"
+        f'font-family:{SANS};line-height:1.4;color:{FG}{ring}">'
+        f'<div style="display:flex;justify-content:space-between;align-items:center;gap:8px">'
+        f'<span style="font-size:{TITLE};font-weight:700;color:{label_colour}">'
+        f"{escape(card.label)}</span>{render_pill_html(card.pill or card.status)}</div>"
+        f'<div style="font-size:{BODY};color:{MUTED};margin-top:6px">{escape(card.desc)}</div>'
+        f'<div style="font:{SMALL} {MONO};color:{MUTED};margin-top:6px">'
         f"{escape(card.network)}</div></div>"
     )
 
 
 def _address_line(line: AddressLine, explorer_base: str) -> str:
-    value = f'<span style="color:{FG_INFO}">{escape(line.address)}</span>'
     href = _safe_href(line.href, explorer_base)
+    colour = LINK if href is not None else FG
+    value = f'<span style="color:{colour}">{escape(line.address)}</span>'
     if href is not None:
-        value = _link(value, href, None, f"color:{FG_INFO};text-decoration:underline dotted")
+        value = _link(value, href, None, f"color:{LINK};text-decoration:underline dotted")
     return (
         f'<div class="sw-address" data-label="{_attr(line.label)}" '
         f'style="word-break:break-all"><span style="color:{MUTED}">{escape(line.label)}:</span> '
@@ -143,9 +205,9 @@ def render_address_box_html(vm: SelectorViewModel) -> str:
     lines = "".join(_address_line(line, vm.explorer_base) for line in vm.addresses)
     return (
         f'<div class="sw-address-box" data-method="{_attr(vm.selected)}" '
-        f'style="margin-top:8px;border-radius:8px;padding:0.625rem;'
-        f"border:1px solid {BORDER_SECONDARY};background:{BG_TERTIARY};"
-        f'font:9px/1.6 {MONO}">{lines}</div>'
+        f'style="margin-top:8px;border-radius:8px;padding:10px 12px;'
+        f"border:1px solid {BORDER};background:{SURFACE};color:{FG};"
+        f'font:{SMALL}/1.6 {MONO}">{lines}</div>'
     )
 
 
@@ -154,10 +216,10 @@ def render_selector_html(vm: SelectorViewModel) -> str:
     click targets): caption, the three cards in a grid, the address box."""
     cards = "".join(render_card_html(card) for card in vm.cards)
     return (
-        f'<div class="sw-selector" style="background:{BG_SECONDARY};border-radius:16px;'
-        f'padding:12px">{render_caption_html()}'
+        f'<div class="sw-selector" style="background:{INSET};border:1px solid {BORDER};'
+        f'border-radius:12px;padding:12px">{render_caption_html()}'
         f'<div style="display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));'
-        f'gap:0.5rem">{cards}</div>{render_address_box_html(vm)}</div>'
+        f'gap:8px">{cards}</div>{render_address_box_html(vm)}</div>'
     )
 
 
@@ -165,20 +227,20 @@ def render_selector_html(vm: SelectorViewModel) -> str:
 
 
 def _row(row: StatusRow, explorer_base: str) -> str:
-    colour = row.colour or FG_PRIMARY
+    href = _safe_href(row.href, explorer_base)
+    colour = row.colour or (LINK if href is not None else FG)
     font = f"font-family:{MONO};" if row.mono else ""
     title = f' title="{_attr(row.title)}"' if row.title else ""
     value = escape(row.value)
-    href = _safe_href(row.href, explorer_base)
     if href is not None:
         value = _link(value, href, row.title, f"color:{colour};text-decoration:underline dotted")
         title = ""
     return (
         f'<div class="sw-row" data-label="{_attr(row.label)}" style="display:flex;'
         f'justify-content:space-between;align-items:center;gap:12px">'
-        f'<span style="font-size:10px;font-weight:700;text-transform:uppercase;color:{MUTED}">'
-        f"{escape(row.label)}</span>"
-        f'<span class="sw-value"{title} style="{font}font-size:11px;font-weight:600;'
+        f'<span style="font-size:{SMALL};font-weight:700;text-transform:uppercase;'
+        f'letter-spacing:0.04em;color:{MUTED}">{escape(row.label)}</span>'
+        f'<span class="sw-value"{title} style="{font}font-size:{BODY};font-weight:600;'
         f'color:{colour};text-align:right;word-break:break-all">{value}</span></div>'
     )
 
@@ -191,8 +253,8 @@ def render_status_html(vm: StatusViewModel) -> str:
         f'<div class="sw-header" style="display:flex;align-items:center;gap:8px">'
         f'<span style="width:8px;height:8px;border-radius:9999px;background:{vm.colour};'
         f'display:inline-block"></span>'
-        f'<span style="font-size:10px;font-weight:900;text-transform:uppercase;'
-        f'letter-spacing:0.3em;color:{vm.colour}">{escape(vm.title)}</span></div>'
+        f'<span style="font-size:{SMALL};font-weight:800;text-transform:uppercase;'
+        f'letter-spacing:0.12em;color:{vm.colour}">{escape(vm.title)}</span></div>'
     ]
     if vm.rows:
         rows = "".join(_row(r, vm.explorer_base) for r in vm.rows)
@@ -203,14 +265,14 @@ def render_status_html(vm: StatusViewModel) -> str:
             f'<span style="display:flex;align-items:center;gap:8px">'
             f'<span style="width:6px;height:6px;border-radius:9999px;background:{GREEN};'
             f'display:inline-block"></span>'
-            f'<span style="font-size:10px;font-weight:700;color:{GREEN}">Settlement Tx</span>'
+            f'<span style="font-size:{SMALL};font-weight:700;color:{GREEN}">Settlement Tx</span>'
             f"</span>"
-            f'<span style="font:9px {MONO};color:{MUTED}">{escape(tx.value)}</span>'
+            f'<span style="font:{SMALL} {MONO};color:{FG}">{escape(tx.value)}</span>'
         )
         box = (
             "display:flex;justify-content:space-between;align-items:center;gap:8px;"
-            "padding:8px 12px;border-radius:12px;background:rgba(34,197,94,0.08);"
-            "border:1px solid rgba(34,197,94,0.25);text-decoration:none"
+            f"padding:8px 12px;border-radius:10px;background:{tint(GREEN, 8)};"
+            f"border:1px solid {tint(GREEN, 35)};text-decoration:none"
         )
         href = _safe_href(tx.href, vm.explorer_base)
         if href is not None:
@@ -226,18 +288,18 @@ def render_status_html(vm: StatusViewModel) -> str:
         if vm.metadata.nonce is not None:
             lines += f"<div>Nonce: {escape(vm.metadata.nonce)}</div>"
         parts.append(
-            f'<div class="sw-erc7824" style="padding:8px 12px;border-radius:12px;'
-            f'background:{BG_TERTIARY};border:1px solid {BORDER_SECONDARY}">'
-            f'<div style="font-size:8px;font-weight:700;text-transform:uppercase;'
-            f'color:{MUTED};letter-spacing:0.1em;margin-bottom:4px">ERC-7824 Metadata</div>'
-            f'<div style="font:9px/1.6 {MONO};color:{FG_SECONDARY};word-break:break-all">'
+            f'<div class="sw-erc7824" style="padding:8px 12px;border-radius:10px;'
+            f'background:{INSET};border:1px solid {BORDER}">'
+            f'<div style="font-size:{SMALL};font-weight:700;text-transform:uppercase;'
+            f'color:{MUTED};letter-spacing:0.08em;margin-bottom:4px">ERC-7824 Metadata</div>'
+            f'<div style="font:{SMALL}/1.6 {MONO};color:{FG};word-break:break-all">'
             f"{lines}</div></div>"
         )
     body = "".join(parts)
     return (
         f'<div class="sw-status" data-mode="{_attr(vm.mode or "")}" style="box-sizing:border-box;'
-        f"padding:1.25rem;border-radius:16px;background:{BG_SECONDARY};"
-        f"border:1px solid {BORDER_PRIMARY};box-shadow:0 20px 25px -5px rgba(0,0,0,0.35);"
+        f"padding:16px;border-radius:12px;background:{SURFACE};color:{FG};"
+        f"border:1px solid {BORDER};box-shadow:0 1px 3px rgba(0,0,0,0.12);"
         f"font-family:{SANS};line-height:1.4;max-width:560px;display:flex;flex-direction:column;"
-        f'gap:1rem">{body}</div>'
+        f'gap:12px">{body}</div>'
     )

@@ -22,7 +22,7 @@ from .error_output import ErrorOutput, run_callback
 from .home_loop import HomeLoop
 from .render import render_address_box_html, render_caption_html, render_card_html
 from .snapshot import StaticSnapshot
-from .viewmodels import SelectorViewModel
+from .viewmodels import AggregatorSource, SelectorViewModel
 
 __all__ = ["SettlementSelector"]
 
@@ -37,6 +37,8 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     that is already selected, as the original's ``onChange``; ``set_selected`` changes the
     selection from Python without calling it. Errors raised by ``on_change`` (or by a
     coroutine it returns) are shown in :attr:`errors`, below the cards.
+    ``aggregator_source`` (``live``, ``local`` or ``recorded``) is where the aggregator's
+    data comes from, so its card's pill never says ``live`` for recorded data.
     """
 
     selected = traitlets.Unicode("aggregator", help="the selected settlement method")
@@ -46,16 +48,23 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         selected: str = "aggregator",
         on_change: OnChange | None = None,
         network: Network | str | None = None,
+        aggregator_source: AggregatorSource = "live",
         **kwargs: Any,
     ) -> None:
-        reject_unknown("SettlementSelector", kwargs, ("selected", "on_change", "network", "layout"))
+        reject_unknown(
+            "SettlementSelector",
+            kwargs,
+            ("selected", "on_change", "network", "aggregator_source", "layout"),
+        )
         method = validate_method(selected)
         self._check_callback(on_change)
         self._network = resolve_network(network)
+        # what the aggregator card's pill says: "live" only for data from the live API
+        self._aggregator_source: AggregatorSource = aggregator_source
         self.on_change: OnChange | None = on_change
         self._errors = ErrorOutput("SettlementSelector")
 
-        vm = SelectorViewModel.build(method, self._network)
+        vm = SelectorViewModel.build(method, self._network, aggregator_source)
         self._card_html: dict[str, ipywidgets.HTML] = {}
         self._buttons: dict[str, ipywidgets.Button] = {}
         cards = []
@@ -118,7 +127,7 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
 
     @property
     def view_model(self) -> SelectorViewModel:
-        return SelectorViewModel.build(self.selected, self._network)
+        return SelectorViewModel.build(self.selected, self._network, self._aggregator_source)
 
     def set_selected(self, method: str) -> None:
         """Select ``method`` from Python (observers of ``selected`` run; ``on_change`` not)."""

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ..addresses import is_address, short, to_checksum
 from ..errors import SettlementValueError, UnknownOptionError
+from ..links import is_link_target
 from ..methods import SETTLEMENT_OPTIONS, SettlementMethod, validate_method
 from ..networks import Network
 
@@ -33,6 +34,7 @@ __all__ = [
     "PROP_NAMES",
     "STATUS_COLOURS",
     "AddressLine",
+    "AggregatorSource",
     "CardViewModel",
     "MetadataBox",
     "SelectorViewModel",
@@ -40,19 +42,40 @@ __all__ = [
     "StatusRow",
     "StatusViewModel",
     "TxLink",
+    "accent",
+    "aggregator_source",
+    "card_pill",
     "explorer_base_is_safe",
     "status_colour",
 ]
 
-# --- colours of the original dashboard (original-dashboard.md §6, dark theme) ------------
+# --- colours: the notebook theme's, strong enough for text -------------------------------
+#
+# Every colour is a CSS value over JupyterLab's theme variables (``--jp-*``; VS Code and
+# Notebook 7 define them too), with a light fallback where they are missing (nbviewer, a
+# static export). The theme's accent colours alone fail WCAG AA as text in one theme or the
+# other (Lab Light's success green is 4.1:1 on white, Lab Dark's error red 4.4:1 on its
+# cards), so an accent used for text is mixed 60/40 with the theme's strongest text colour
+# (black in a light theme, white in a dark one): darker on light backgrounds, lighter on
+# dark ones, 5:1 or more in Lab's Light and Dark themes (tests/ui/test_widgets_theme.py).
 
-GREEN = "#22c55e"
-BLUE = "#38bdf8"
-RED = "#ef4444"
-YELLOW = "#eab308"
-PURPLE = "#a78bfa"
-MUTED = "#64748b"
-SECONDARY = "#94a3b8"
+
+def accent(variable: str, fallback: str) -> str:
+    """A theme accent (``--jp-success-color1``...) as a colour readable as text on the
+    theme's layout background (``--jp-layout-color0``/``1``) and on a light tint of itself."""
+    return f"color-mix(in srgb, var({variable}, {fallback}) 60%, var(--jp-ui-font-color0, #000))"
+
+
+GREEN = accent("--jp-success-color1", "#16a34a")
+BLUE = accent("--jp-brand-color1", "#2563eb")
+CYAN = accent("--jp-info-color1", "#0891b2")
+RED = accent("--jp-error-color1", "#dc2626")
+YELLOW = accent("--jp-warn-color1", "#d97706")
+PURPLE = accent("--md-purple-500", "#9c27b0")
+#: secondary text: 64 % of the strongest text colour over the card background (Lab's own
+#: ``--jp-ui-font-color2`` is 4.6:1 on white and drops below 4.5:1 on any tint)
+MUTED = "color-mix(in srgb, var(--jp-ui-font-color0, #000) 64%, var(--jp-layout-color1, #fff))"
+SECONDARY = "var(--jp-ui-font-color1, #1f2937)"
 
 #: status (case-insensitive) -> colour; any other non-empty status is yellow, empty is muted
 STATUS_COLOURS: Mapping[str, str] = MappingProxyType(
@@ -82,13 +105,12 @@ def status_colour(status: str | None) -> str:
 
 
 def explorer_base_is_safe(base: str) -> bool:
-    """Only an ``http(s)://host...`` explorer base may become a link target."""
-    from urllib.parse import urlsplit
-
+    """Only an ``http(s)://host...`` explorer base, or a path on the Jupyter server that
+    serves the page (``/settlement/explorer``, one leading ``/``), may become a link target
+    (:func:`~settlement_widgets.links.is_link_target`, the one rule of every link we emit)."""
     if not isinstance(base, str) or any(c in base for c in "\"'<> \t\r\n\\"):
         return False
-    parts = urlsplit(base)
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    return is_link_target(base)
 
 
 def _address_href(network: Network, value: str) -> str | None:
@@ -116,9 +138,45 @@ class AddressLine:
     href: str | None
 
 
+#: where the aggregator's routes come from: the LI.FI API, a route server on this machine, or
+#: the recorded (synthetic) responses shipped with the package
+AggregatorSource = Literal["live", "local", "recorded"]
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+#: the pill of a method that runs on a network, per network name (other names are shown as is)
+_NETWORK_PILLS: Mapping[str, str] = MappingProxyType({"local": "local", "sepolia": "testnet"})
+
+
+def aggregator_source(*, recorded: bool, base_url: str | None) -> AggregatorSource:
+    """Where an aggregator provider's data comes from, for its pill: ``recorded`` when it
+    serves recorded or synthetic responses, ``local`` when its API is on this machine (a
+    loopback route server or test server), ``live`` otherwise."""
+    if recorded:
+        return "recorded"
+    from urllib.parse import urlsplit
+
+    host = urlsplit(base_url or "").hostname
+    return "local" if host in _LOOPBACK_HOSTS else "live"
+
+
+def card_pill(method: str, network_name: str, aggregator: AggregatorSource = "live") -> str:
+    """What a card's pill says, so that it never claims more than is true.
+
+    The spec's ``status`` (``live``/``demo``) says what a method *can* be; the pill says what
+    this card runs on now: the aggregator is ``live`` only when its data comes from the live
+    API (``recorded`` or ``local`` otherwise); channel and v4 run on the network: ``local``
+    for the sandbox on this machine, ``testnet`` on Sepolia.
+    """
+    if validate_method(method) == "aggregator":
+        return aggregator
+    return _NETWORK_PILLS.get(network_name, network_name)
+
+
 @dataclass(frozen=True)
 class CardViewModel:
-    """One clickable card: label, status pill, description and network."""
+    """One clickable card: label, pill, description and network.
+
+    ``status`` is the spec's (``live``/``demo``, what the API reports); ``pill`` is what the
+    card shows (:func:`card_pill`)."""
 
     id: SettlementMethod
     label: str
@@ -126,6 +184,7 @@ class CardViewModel:
     network: str
     status: str
     selected: bool
+    pill: str = ""
 
 
 #: the address box per method: (label, NetworkContracts attribute)
@@ -154,8 +213,16 @@ class SelectorViewModel:
     addresses: tuple[AddressLine, ...]
 
     @classmethod
-    def build(cls, selected: str, network: Network) -> SelectorViewModel:
+    def build(
+        cls, selected: str, network: Network, aggregator: AggregatorSource = "live"
+    ) -> SelectorViewModel:
+        """The selector on ``network``; ``aggregator`` says where the aggregator's data
+        comes from (``live`` for the default provider, which calls the LI.FI API)."""
         method = validate_method(selected)
+        if aggregator not in ("live", "local", "recorded"):
+            raise SettlementValueError(
+                f"aggregator must be 'live', 'local' or 'recorded', got {aggregator!r}"
+            )
         display = _NETWORK_DISPLAY.get(network.name, network.name)
         if network.name != "sepolia":
             display = f"{display} · chain {network.chain_id}"
@@ -168,6 +235,7 @@ class SelectorViewModel:
                 network=o.network if o.id == "aggregator" else display,
                 status=o.status,
                 selected=o.id == method,
+                pill=card_pill(o.id, network.name, aggregator),
             )
             for o in SETTLEMENT_OPTIONS
         )

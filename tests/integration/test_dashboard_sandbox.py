@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import socket
 import threading
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 import pytest_asyncio
 
@@ -109,6 +111,20 @@ async def test_v4_settles_intents_through_the_policy_hook(sandbox: LocalSandbox)
         receipt = await solver.w3.eth.get_transaction_receipt(tx)
         assert receipt["status"] == 1 and receipt["from"] == solver.address
         assert "settled: 1 sold" in board.activity[-1].text
+        # the link opens the sandbox explorer's page of that transaction, events named
+        async with httpx.AsyncClient() as http:
+            page = await http.get(sandbox.network.explorer.tx_url(tx))
+        assert page.status_code == 200
+        events = re.findall(r"<h3>(\w+)</h3>", page.text)
+        assert {"PolicyChecked", "Swap", "IntentSwapped", "IntentSettled"} <= set(events)
+        # another dashboard of the same wallet (another kernel on a shared sandbox) settles
+        # its own intents: its first one is not the first one above again
+        again = _board(sandbox, 1, solver=solver, selected="v4")
+        try:
+            await _click(again, "settle_intent")
+            assert again.panel.settlement_tx not in (None, tx)
+        finally:
+            await again.aclose()
     finally:
         await board.aclose()
 

@@ -19,6 +19,7 @@ from browser_helpers import ARTIFACTS, Lab, LoopbackPage, start_lab
 from playwright.sync_api import Page, expect
 
 from settlement_widgets.networks import SEPOLIA
+from settlement_widgets.widgets.viewmodels import RED
 
 pytestmark = pytest.mark.browser
 
@@ -113,10 +114,20 @@ def test_widgets_render_and_react_in_jupyterlab(lab: Lab, lab_page: Page) -> Non
     )
     selector.screenshot(path=str(ARTIFACTS / "selector-channel.png"))
 
-    # the panel: DISPUTE in red, truncated id, explorer links
+    # the panel: DISPUTE in the theme's red, truncated id, explorer links
     status = panel.locator(".sw-row[data-label='Status'] .sw-value")
     expect(status).to_have_text("DISPUTE", timeout=T)
-    expect(status).to_have_css("color", "rgb(239, 68, 68)", timeout=T)
+    # the theme's error colour, made strong enough for text (viewmodels.RED), as the browser
+    # resolves it in this page
+    red = page.evaluate(
+        "(c) => { const p = document.createElement('span'); p.style.color = c;"
+        " document.body.appendChild(p); const v = getComputedStyle(p).color; p.remove();"
+        " return v; }",
+        RED,
+    )
+    assert red.startswith(("rgb", "color(srgb")), red
+    assert red != page.evaluate("getComputedStyle(document.body).color")  # really resolved
+    expect(status).to_have_css("color", red, timeout=T)
     expect(panel.locator(".sw-row[data-label='Channel ID'] .sw-value")).to_have_text(
         CID[:10] + "..." + CID[-8:], timeout=T
     )

@@ -22,6 +22,7 @@ ALLOWED_ATTRS = {
     "data-selected",
     "data-label",
     "data-mode",
+    "data-pill",
 }
 
 

@@ -1,4 +1,5 @@
-"""routes_frame: stable columns and dtypes, exact integer amounts beside human units."""
+"""routes_frame: stable columns and dtypes, exact integer amounts beside human units;
+routes_styler: the same routes as a table for people, escaped."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from typing import Any
 
 import pandas as pd
 
-from settlement_widgets.aggregator import RECORDED_NOTE, ROUTE_COLUMNS, routes_frame
+from settlement_widgets.aggregator import (
+    RECORDED_NOTE,
+    ROUTE_COLUMNS,
+    ROUTE_TABLE_COLUMNS,
+    routes_frame,
+    routes_styler,
+)
 from settlement_widgets.aggregator.models import parse_routes
 
 # The contract, spelled out: a change here is a breaking change for notebooks.
@@ -109,3 +116,69 @@ def test_recorded_label_lives_in_attrs() -> None:
     assert rec.attrs["recorded"] is True and rec.attrs["source"] == "recorded"
     assert rec.attrs["note"] == RECORDED_NOTE and "not live rates" in RECORDED_NOTE
     assert routes_frame([], recorded=True).attrs["recorded"] is True
+
+
+# --- routes_styler: the table people read ----------------------------------------------------
+
+
+def _cells(html: str) -> list[list[str]]:
+    """The text of each row's cells (header row first), from the Styler's HTML."""
+    import re
+
+    rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.S)
+    return [[c.strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)] for r in rows]
+
+
+def test_route_table_has_human_headers_units_and_best_first() -> None:
+    frame = routes_frame(parse_routes(recorded_routes_json(), source="t"))
+    html = routes_styler(frame).to_html()
+    header, *rows = _cells(html)
+    assert header == [
+        "#",
+        "Tool",
+        "You receive",
+        "Fees (USD)",
+        "Gas (USD)",
+        "Net (USD)",
+        "Duration",
+    ]
+    assert header == list(ROUTE_TABLE_COLUMNS)
+    assert "to_amount_units" not in html and "net_usd" not in html
+    assert [r[:2] for r in rows] == [
+        ["1", "relay"],
+        ["2", "across"],
+        ["3", "cbridge"],
+        ["4", "stargateV2"],
+    ]
+    assert rows[1][2] == "99.912345 USDC"  # with the token's symbol, exact to 6 decimals
+    assert rows[3][3] == "0.92"  # USD with two decimals
+    for row in rows:
+        assert row[6].endswith((" s", " min")), row
+    # the same HTML on every run (nbval compares notebook outputs): a fixed table id
+    assert html == routes_styler(frame).to_html() and 'id="T_sw_routes"' in html
+    # in the theme's colours, at a legible size
+    assert "var(--jp-ui-font-color1" in html and "font-size: 13px" in html
+
+
+def test_route_table_escapes_what_the_api_says() -> None:
+    data = recorded_routes_json()
+    route = copy.deepcopy(data["routes"][0])
+    for step in (route["steps"][0], *route["steps"][0]["includedSteps"]):
+        step["tool"] = "<img src=x onerror=alert(1)>"
+    route["toToken"]["symbol"] = '"><script>alert(1)</script>'
+    html = routes_styler(routes_frame(parse_routes({"routes": [route]}, source="t"))).to_html()
+    assert "<img" not in html and "<script>" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "99.95 &#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_route_table_of_unpriced_and_no_routes() -> None:
+    data = recorded_routes_json()
+    route = copy.deepcopy(data["routes"][3])
+    del route["toAmountUSD"]
+    del route["toToken"]["priceUSD"]
+    frame = routes_frame(parse_routes({"routes": [route]}, source="t"))
+    (row,) = _cells(routes_styler(frame).to_html())[1:]
+    assert row[5] == "n/a"  # net unknown without a price
+    header, *rows = _cells(routes_styler(routes_frame([])).to_html())
+    assert header[1] == "Tool" and rows == []

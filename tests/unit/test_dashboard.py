@@ -1,8 +1,12 @@
 """The dashboard's pure parts (which actions a click may start, the escaped activity log) and
 its widget behaviour that needs no chain: the action bar follows the selector, clicks that are
-not allowed (or come without an event loop) change nothing and say why."""
+not allowed (or come without an event loop) change nothing and say why, an action's log line
+carries its time and how long it took, the routes table and the aggregator's pill."""
 
 from __future__ import annotations
+
+import re
+from datetime import datetime
 
 import pytest
 
@@ -51,7 +55,7 @@ def test_every_action_has_a_button() -> None:
     assert set(board.buttons) == {a for actions in ACTIONS.values() for a in actions}
 
 
-def test_the_log_escapes_text_and_links_only_http() -> None:
+def test_the_log_escapes_text_and_links_only_link_targets() -> None:
     html = render_log_html(
         [
             LogLine("error", "<script>alert(1)</script> & more"),
@@ -91,8 +95,12 @@ def test_buttons_reflect_what_is_allowed() -> None:
 
 def test_a_click_that_is_not_allowed_changes_nothing_and_says_so() -> None:
     board = _dashboard()
+    before = datetime.now().astimezone()
     assert board.click("transfer") is None
-    assert board.activity == (LogLine("info", "Transfer 1 ytest.usd is not available right now"),)
+    (line,) = board.activity
+    assert (line.level, line.text) == ("info", "Transfer 1 ytest.usd is not available right now")
+    assert line.at is not None and before <= line.at <= datetime.now().astimezone()
+    assert line.elapsed is None  # nothing ran
     assert not board.busy
 
 
@@ -117,3 +125,158 @@ def test_bad_arguments_are_refused() -> None:
         SettlementDashboard("sepolia", WalletClient(KEY))  # type: ignore[arg-type]
     with pytest.raises(SettlementValueError):
         _dashboard(selected="lightning")
+
+
+# --- the log: time, elapsed, links -------------------------------------------------------------
+
+AT = datetime(2026, 11, 24, 12, 3, 4)
+
+
+def test_a_log_line_shows_its_time_text_and_elapsed_time() -> None:
+    html = render_log_html(
+        [
+            LogLine(
+                "ok", "faucet: +10 ytest.usd off-chain; balance 10 ytest.usd", at=AT, elapsed=1.24
+            )
+        ]
+    )
+    text = re.sub(r"<[^>]+>", "", html)
+    assert text == "12:03:04  faucet: +10 ytest.usd off-chain; balance 10 ytest.usd (1.2 s)"
+    # a line without time or elapsed time shows neither
+    assert re.sub(r"<[^>]+>", "", render_log_html([LogLine("info", "x")])) == "x"
+    # the renderer is pure: the same lines, the same HTML
+    assert html == render_log_html(
+        [
+            LogLine(
+                "ok", "faucet: +10 ytest.usd off-chain; balance 10 ytest.usd", at=AT, elapsed=1.24
+            )
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "http://127.0.0.1:8545/explorer/tx/0x01",
+        "https://sepolia.etherscan.io/tx/0x01",
+        "/settlement/explorer/tx/0x01",
+        "/user/me/settlement/explorer/tx/0x01",
+    ],
+)
+def test_the_log_links_http_https_and_server_paths(href: str) -> None:
+    html = render_log_html([LogLine("ok", "closed:", href, "0x01")])
+    assert re.findall(r'<a href="([^"]*)"', html) == [href]
+    assert ">0x01</a>" in html
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "javascript:alert(1)",
+        "JavaScript:alert(1)",
+        "//evil.test/tx/0x01",
+        "data:text/html,<script>alert(1)</script>",
+        "settlement/explorer/tx/0x01",
+        "ftp://x.test/tx",
+        "/path with space",
+    ],
+)
+def test_the_log_does_not_link_anything_else(href: str) -> None:
+    html = render_log_html([LogLine("ok", "closed:", href, "0x01")])
+    assert "<a " not in html and "0x01" not in html
+    assert "javascript" not in html.lower() and "<script>" not in html
+
+
+def test_the_log_uses_the_theme_and_legible_sizes() -> None:
+    html = render_log_html([LogLine(level, "x", at=AT) for level in ("info", "ok", "error")])
+    assert "var(--jp-layout-color1" in html and "var(--jp-ui-font-color1" in html
+    assert "var(--jp-success-color1" in html and "var(--jp-error-color1" in html
+    sizes = [int(px) for px in re.findall(r"font(?:-size)?:[^;\"]*?(\d+)px", html)]
+    assert sizes and min(sizes) >= 12
+
+
+# --- buttons, pills, actions on a loop ----------------------------------------------------------
+
+
+def test_buttons_fit_their_labels_and_explain_themselves() -> None:
+    board = _dashboard()
+    for action, button in board.buttons.items():
+        assert button.layout.width == "auto", action  # never cut to "Transfer 1 ytest.u…"
+        assert len(button.tooltip) > len(action) and button.tooltip != action
+    # the dashboard's stylesheet styles the buttons like the cards, in the theme's colours
+    assert ".sw-dashboard .sw-action{" in board._status.value
+    assert "text-overflow:clip" in board._status.value
+
+
+def test_the_aggregator_pill_says_where_the_routes_come_from() -> None:
+    from settlement_widgets.aggregator import AggregatorProvider
+
+    def pill(board: SettlementDashboard) -> str:
+        (card,) = [c for c in board.selector.view_model.cards if c.id == "aggregator"]
+        return card.pill
+
+    board = _dashboard()
+    assert board.routes_source == "recorded" and pill(board) == "recorded"
+    local = AggregatorProvider(base_url="http://127.0.0.1:9/v1")
+    assert pill(_dashboard(aggregator=local)) == "local"
+    assert pill(_dashboard(aggregator=AggregatorProvider())) == "live"
+    assert pill(_dashboard(aggregator=AggregatorProvider.recorded())) == "recorded"
+    # the channel and v4 cards on Sepolia: a testnet
+    assert {c.pill for c in board.selector.view_model.cards if c.id != "aggregator"} == {"testnet"}
+
+
+async def test_an_action_logs_its_result_with_time_and_elapsed_and_the_bar_collapses() -> None:
+    board = _dashboard(selected="aggregator")
+    task = board.click("show_routes")  # recorded routes: no network needed
+    assert task is not None and board.busy
+    await board.wait_idle(timeout=60)
+    assert not board.busy and board.errors.messages == ()
+    (line,) = board.activity
+    assert line.level == "ok" and line.text.startswith("4 routes ranked (recorded data); best:")
+    assert line.at is not None and line.elapsed is not None and line.elapsed >= 0
+    # the progress line collapsed to one line saying how long it took
+    (shown,) = board._progress.children
+    (label,) = shown.children
+    assert "Show best routes (recorded): done in " in label.value
+    # the routes as a table for people, under an honest heading
+    html = board.routes_html
+    assert "RECORDED DATA, not live rates" in html
+    for header in ("Tool", "You receive", "Fees (USD)", "Gas (USD)", "Duration"):
+        assert f">{header}</th>" in html
+    assert "to_amount_units" not in html and html.count("</tr>") == 5
+    await board.aclose()
+
+
+async def test_a_failing_action_logs_the_error_with_its_elapsed_time() -> None:
+    from settlement_widgets.errors import SettlementError
+
+    board = _dashboard()
+
+    async def refused() -> None:
+        raise SettlementError("the faucet at http://127.0.0.1:9 is unreachable")
+
+    board.faucet = refused  # type: ignore[method-assign]
+    board.click("faucet")
+    await board.wait_idle(timeout=60)
+    (line,) = board.activity
+    assert line.level == "error" and line.text == (
+        "Faucet failed: the faucet at http://127.0.0.1:9 is unreachable"
+    )
+    assert line.at is not None and line.elapsed is not None
+    (shown,) = board._progress.children
+    assert "Faucet: failed after " in shown.children[0].value
+    assert not board.buttons["faucet"].disabled
+
+
+async def test_an_action_that_logs_nothing_still_says_it_is_done_and_how_long_it_took() -> None:
+    board = _dashboard()
+
+    async def quiet() -> None:
+        return None
+
+    board.faucet = quiet  # type: ignore[method-assign]
+    board.click("faucet")
+    await board.wait_idle(timeout=60)
+    (line,) = board.activity
+    assert (line.level, line.text) == ("ok", "Faucet: done")
+    assert line.elapsed is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field, replace
 
 import pytest
@@ -17,6 +18,17 @@ from settlement_widgets.widgets import (
     StatusViewModel,
     render_selector_html,
     render_status_html,
+)
+from settlement_widgets.widgets.render import RING
+from settlement_widgets.widgets.viewmodels import (
+    BLUE,
+    GREEN,
+    MUTED,
+    PURPLE,
+    RED,
+    YELLOW,
+    aggregator_source,
+    card_pill,
 )
 
 CHANNEL_ID = "0x" + "ab" * 32
@@ -80,13 +92,16 @@ def test_cards_follow_settlement_options_order_with_pills() -> None:
     assert [b.attrs["data-selected"] for b in bodies] == ["true", "false", "false"]
     for body, option in zip(bodies, SETTLEMENT_OPTIONS, strict=True):
         assert option.label in body.text and option.desc in body.text
-    html = render_selector_html(vm)
-    # the live pill is green, the demo pills blue (original §6.1)
-    assert html.count("background:rgba(34,197,94,0.15);color:#22c55e") == 1
-    assert html.count("background:rgba(56,189,248,0.15);color:#38bdf8") == 2
-    # the selected card is highlighted with the accent border
-    assert "border:1px solid #F2B94B;background:rgba(242,185,75,0.10)" in html
-    assert html.count("border:1px solid #F2B94B") == 1
+    # the pills say what each card runs on: the default aggregator is the live API, the
+    # other two run on Sepolia, a testnet
+    pills = probe.by_class("sw-pill")
+    assert [p.attrs["data-pill"] for p in pills] == ["live", "testnet", "testnet"]
+    assert [p.text for p in pills] == ["live", "testnet", "testnet"]
+    assert f"color:{GREEN}" in pills[0].attrs["style"]
+    assert f"color:{BLUE}" in pills[1].attrs["style"]
+    # the selected card, and only it, is ringed in the theme's brand colour
+    ringed = [b.attrs["data-method"] for b in bodies if RING in b.attrs["style"]]
+    assert ringed == ["aggregator"]
 
 
 @pytest.mark.parametrize(
@@ -148,9 +163,18 @@ def test_selector_rejects_unknown_method_with_suggestion() -> None:
 
 
 @pytest.mark.parametrize(
-    "base", ["javascript:alert(1)//", 'https://evil.test/"><script>', "ftp://x.test", "/relative"]
+    "base",
+    [
+        "javascript:alert(1)//",
+        'https://evil.test/"><script>',
+        "ftp://x.test",
+        "//evil.test/explorer",
+        "relative/explorer",
+        "data:text/html,x",
+        "/settlement explorer",
+    ],
 )
-def test_no_links_when_the_explorer_base_is_not_plain_http(base: str) -> None:
+def test_no_links_when_the_explorer_base_is_not_a_link_target(base: str) -> None:
     network = replace(SEPOLIA, explorer_base=base)
     sel = render_selector_html(SelectorViewModel.build("v4", network))
     panel = status_html(network, channel_id=CHANNEL_ID, adjudicator=ADJ, settlement_tx=TX)
@@ -162,21 +186,145 @@ def test_no_links_when_the_explorer_base_is_not_plain_http(base: str) -> None:
     assert SEPOLIA.contracts.pool_manager in parse(sel).text
 
 
+def test_an_explorer_on_the_jupyter_server_is_linked_by_path() -> None:
+    """Under a Jupyter server the shared sandbox's explorer is ``{base_url}settlement/explorer``:
+    a path the browser resolves against the page, so it works behind any proxy."""
+    network = replace(LOCAL, explorer_base="/user/me/settlement/explorer")
+    sel = render_selector_html(SelectorViewModel.build("channel", network))
+    probe = assert_inert(sel, network.explorer_base)
+    assert [a.attrs["href"] for a in probe.links()] == [
+        "/user/me/settlement/explorer/address/0x" + "11" * 20,
+        "/user/me/settlement/explorer/address/0x" + "22" * 20,
+    ]
+    panel = status_html(
+        network, channel_id=CHANNEL_ID, adjudicator=LOCAL.contracts.adjudicator, settlement_tx=TX
+    )
+    hrefs = [a.attrs["href"] for a in assert_inert(panel, network.explorer_base).links()]
+    assert hrefs == [
+        "/user/me/settlement/explorer/address/" + LOCAL.contracts.adjudicator,
+        f"/user/me/settlement/explorer/tx/{TX}",
+    ]
+
+
+# --- the pills: what each card runs on ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "network", "source", "pill"),
+    [
+        ("aggregator", "sepolia", "live", "live"),
+        ("aggregator", "local", "live", "live"),  # the aggregator is multi-chain
+        ("aggregator", "local", "recorded", "recorded"),
+        ("aggregator", "sepolia", "local", "local"),
+        ("channel", "local", "live", "local"),
+        ("v4", "local", "recorded", "local"),
+        ("channel", "sepolia", "recorded", "testnet"),
+        ("v4", "sepolia", "live", "testnet"),
+        ("channel", "holesky", "live", "holesky"),  # another network: named, never "live"
+    ],
+)
+def test_card_pill_tells_where_the_data_comes_from(
+    method: str, network: str, source: str, pill: str
+) -> None:
+    assert card_pill(method, network, source) == pill  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "base_url", "source"),
+    [
+        (True, None, "recorded"),
+        (True, "https://li.quest/v1", "recorded"),
+        (False, "https://li.quest/v1", "live"),
+        (False, "http://127.0.0.1:8123/v1", "local"),
+        (False, "http://localhost:8123", "local"),
+        (False, "http://[::1]:8123/v1", "local"),
+        (False, "https://lifi.example.org/v1", "live"),
+    ],
+)
+def test_aggregator_source_of_a_provider(recorded: bool, base_url: str | None, source: str) -> None:
+    assert aggregator_source(recorded=recorded, base_url=base_url) == source
+
+
+def test_selector_pills_on_the_local_sandbox_with_recorded_routes() -> None:
+    vm = SelectorViewModel.build("channel", LOCAL, "recorded")
+    assert [(c.id, c.status, c.pill) for c in vm.cards] == [
+        ("aggregator", "live", "recorded"),  # the spec's status is kept for the API
+        ("channel", "demo", "local"),
+        ("v4", "demo", "local"),
+    ]
+    pills = assert_inert(render_selector_html(vm), LOCAL.explorer_base).by_class("sw-pill")
+    assert [p.text for p in pills] == ["recorded", "local", "local"]
+    assert f"color:{YELLOW}" in pills[0].attrs["style"]
+    with pytest.raises(SettlementValueError, match="aggregator must be"):
+        SelectorViewModel.build("channel", LOCAL, "fake")  # type: ignore[arg-type]
+
+
+# --- theme and legibility --------------------------------------------------------------------
+
+FONT_SIZE = re.compile(r"font(?:-size)?:[^;\"]*?(\d+(?:\.\d+)?)px")
+HARD_CODED = re.compile(r"#[0-9a-fA-F]{3,8}\b|rgba?\(")
+JP_VAR = re.compile(r"var\(--[\w-]+, [^()]*\)")
+
+
+def _every_rendering() -> list[str]:
+    full = {
+        "channel_id": CHANNEL_ID,
+        "channel_status": "dispute",
+        "state_intent": "OPERATE",
+        "state_version": 3,
+        "state_hash": STATE_HASH,
+        "adjudicator": ADJ,
+        "challenge_period": 3600,
+        "settlement_tx": TX,
+        "provider": "channel",
+        "provider_metadata": {"erc7824": {"proofsCount": 2, "nonce": 7}},
+    }
+    return [
+        *(render_selector_html(SelectorViewModel.build(m, SEPOLIA)) for m in ("channel", "v4")),
+        render_selector_html(SelectorViewModel.build("aggregator", LOCAL, "recorded")),
+        status_html(**full),
+        status_html(provider="v4", settlement_tx=TX),
+        status_html(settlement_tx="pending"),
+    ]
+
+
+@pytest.mark.parametrize("html", _every_rendering())
+def test_no_text_below_12px(html: str) -> None:
+    sizes = [float(m) for m in FONT_SIZE.findall(html)]
+    assert sizes, "no font size found: the pattern is wrong"
+    assert min(sizes) >= 12, sorted(sizes)
+
+
+@pytest.mark.parametrize("html", _every_rendering())
+def test_colours_come_from_the_notebook_theme(html: str) -> None:
+    """Every colour is a ``--jp-*`` variable (a fallback inside var() is fine); no dark
+    palette is hard-coded into a light notebook. Shadows are the only literal colours."""
+    for el in parse(html).elements:
+        for declaration in el.attrs.get("style", "").split(";"):
+            prop, _, value = declaration.partition(":")
+            if prop.strip() == "box-shadow" or not value:
+                continue
+            assert not HARD_CODED.search(JP_VAR.sub("", value)), declaration
+    assert "--jp-layout-color" in html and "--jp-ui-font-color" in html
+    for dark in ("#0F1A2E", "#131D33", "#ffffff;", "#F2B94B"):
+        assert dark not in html
+
+
 # --- status view model ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("status", "colour"),
     [
-        ("active", "#22c55e"),
-        ("open", "#22c55e"),
-        ("ACTIVE", "#22c55e"),
-        ("final", "#38bdf8"),
-        ("closed", "#38bdf8"),
-        ("dispute", "#ef4444"),
-        ("Dispute", "#ef4444"),
-        ("resizing", "#eab308"),
-        ("challenged", "#eab308"),
+        ("active", GREEN),
+        ("open", GREEN),
+        ("ACTIVE", GREEN),
+        ("final", BLUE),
+        ("closed", BLUE),
+        ("dispute", RED),
+        ("Dispute", RED),
+        ("resizing", YELLOW),
+        ("challenged", YELLOW),
     ],
 )
 def test_status_row_colour_and_case(status: str, colour: str) -> None:
@@ -191,7 +339,7 @@ def test_status_row_absent_without_status_and_muted_colour_for_blank() -> None:
     assert [e.attrs["data-label"] for e in parse(html).by_class("sw-row")] == ["Channel ID"]
     from settlement_widgets.widgets.viewmodels import status_colour
 
-    assert status_colour("") == status_colour("  ") == status_colour(None) == "#64748b"
+    assert status_colour("") == status_colour("  ") == status_colour(None) == MUTED
 
 
 def test_channel_rows_truncation_titles_and_links() -> None:
@@ -234,7 +382,7 @@ def test_channel_rows_truncation_titles_and_links() -> None:
     assert len(links) == 2  # channel id and state hash are not linked (as in the original)
     header = probe.by_class("sw-header")[0]
     assert header.text == "Yellow Network · State Channel"
-    assert "color:#eab308" in html
+    assert f"color:{YELLOW}" in html
 
 
 def test_short_values_are_not_truncated_and_have_no_title() -> None:
@@ -274,7 +422,7 @@ def test_v4_mode_without_channel_shows_hook_and_adapter_only() -> None:
     html = status_html(provider="v4")
     probe = assert_inert(html)
     assert probe.by_class("sw-header")[0].text == "Uniswap v4 · Hook Settlement"
-    assert "color:#a78bfa" in html
+    assert f"color:{PURPLE}" in html
     assert [e.attrs["data-label"] for e in probe.by_class("sw-row")] == ["PolicyHook", "Adapter"]
     assert [a.attrs["href"] for a in probe.links()] == [
         f"{ETHERSCAN}/address/{SEPOLIA.contracts.policy_hook}",
@@ -301,7 +449,7 @@ def test_settlement_tx_only_gets_a_neutral_header_not_v4() -> None:
     html = status_html(settlement_tx=TX, provider="aggregator")
     probe = assert_inert(html)
     assert probe.by_class("sw-header")[0].text == "Settlement · Transaction"
-    assert "Uniswap" not in html and "#a78bfa" not in html
+    assert "Uniswap" not in html and PURPLE not in html
     assert probe.by_class("sw-row") == []
     assert [a.attrs["href"] for a in probe.links()] == [f"{ETHERSCAN}/tx/{TX}"]
 

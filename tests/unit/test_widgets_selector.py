@@ -264,3 +264,19 @@ async def test_a_click_on_another_thread_runs_on_change_on_the_selectors_loop() 
     await asyncio.to_thread(thread.join)
     await asyncio.wait_for(done.wait(), 10)
     assert seen == [("channel", home)] and selector.selected == "channel"
+
+
+def pills(sel: SettlementSelector) -> list[str]:
+    grid = sel.children[1]
+    return [parse(card.children[0].value).by_class("sw-pill")[0].text for card in grid.children]
+
+
+def test_the_aggregator_pill_follows_the_data_source_across_re_renders() -> None:
+    assert pills(SettlementSelector()) == ["live", "testnet", "testnet"]
+    sel = SettlementSelector(aggregator_source="recorded")
+    assert pills(sel) == ["recorded", "testnet", "testnet"]
+    sel.click("v4")  # a re-render keeps what the pill says
+    assert pills(sel) == ["recorded", "testnet", "testnet"]
+    assert sel.view_model.cards[0].pill == "recorded"
+    with pytest.raises(SettlementValueError, match="aggregator must be"):
+        SettlementSelector(aggregator_source="fake")  # type: ignore[arg-type]

@@ -25,12 +25,12 @@ from settlement_widgets.errors import (
 )
 from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.widgets import CHANNEL_EVENTS, ChannelStatusPanel
+from settlement_widgets.widgets.viewmodels import BLUE, GREEN, RED
 
 CID = "0x" + "ab" * 32
 OTHER = "0x" + "ef" * 32
 TX = "0x" + "cd" * 32
 ADJ = SEPOLIA.contracts.adjudicator
-RED, GREEN, BLUE = "#ef4444", "#22c55e", "#38bdf8"
 
 
 @pytest.fixture(autouse=True)
