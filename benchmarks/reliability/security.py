@@ -545,7 +545,7 @@ XSS_PAYLOADS = (
 _ALLOWED_TAGS = {"div", "span", "a", "style"}
 _ALLOWED_ATTRS = {
     "class", "style", "title", "href", "target", "rel",
-    "data-method", "data-selected", "data-label", "data-mode",
+    "data-method", "data-selected", "data-label", "data-mode", "data-pill",
 }  # fmt: skip
 
 

@@ -18,7 +18,6 @@ from typing import Any
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
-from jupyter_server.utils import url_path_join
 from tornado.httputil import responses
 
 from ..errors import SettlementError
@@ -87,13 +86,9 @@ class SettlementHandler(SettlementAPIHandler):
     @authorized
     async def get(self) -> None:
         async def answer() -> Reply:
-            body = await self.service.config_body()
-            if self.base_url != "/":  # behind a prefix (JupyterHub, Binder): the real paths
-                proofs = body["testnetProofs"]
-                body["testnetProofs"] = {
-                    k: url_path_join(self.base_url, v) for k, v in proofs.items()
-                }
-            return Reply(200, body)
+            # testnetProofs keeps the spec's shape (/api/settlement/proofs/<method>) under any
+            # base_url: the paths are the server's, below its base_url, as every Jupyter API
+            return Reply(200, await self.service.config_body())
 
         await self.run(answer)
 

@@ -216,8 +216,9 @@ def test_explorer_link_outlives_the_kernel_under_a_base_url(tmp_path: Path) -> N
         assert (channel["network"], channel["chainId"]) == ("local", profile["chainId"])
         assert channel["contracts"]["custody"] == profile["contracts"]["custody"]
         assert v4["explorerBase"] == f"{BASE}settlement/explorer"
-        assert body["testnetProofs"]["channel"] == f"{BASE}api/settlement/proofs/channel"
-        proofs = server.get("api/settlement/proofs/channel")
+        # the spec's shape, a path below the server's base_url like every Jupyter API path
+        assert body["testnetProofs"]["channel"] == "/api/settlement/proofs/channel"
+        proofs = server.get(body["testnetProofs"]["channel"].lstrip("/"))
         assert proofs.status_code == 200
         assert server.get("settlement/explorer/").status_code == 200
 
