@@ -169,23 +169,31 @@ async def open_session(
             Path(shared_profile), os.environ.get(EXPLORER_ENV, ""), wallets, progress
         )
     from .sandbox import LocalSandbox
-    from .sandbox.local import write_profile
 
     sandbox = LocalSandbox(deterministic=True, wallets=wallets)
     home = Path(tempfile.mkdtemp(prefix="settlement-notebook-"))
-    previous = os.environ.get("SETTLEMENT_HOME")
     try:
         starting = sandbox.start()
         if progress:
             await with_progress(starting, "Starting the local sandbox", expected_seconds=8)
         else:
             await starting
-        assert sandbox.chain is not None
-        write_profile(sandbox.network, home / "sandbox" / "profile.json")
+        return _session_on(sandbox, home)
     except BaseException:
         await sandbox.aclose()
         shutil.rmtree(home, ignore_errors=True)
         raise
+
+
+def _session_on(sandbox: LocalSandbox | SharedSandbox, home: Path) -> NotebookSession:
+    """A session acting on ``sandbox`` (its first wallet the user, dev account 0 the
+    operator), with its profile written to ``home``, this process's ``SETTLEMENT_HOME`` from
+    now on (restored by :meth:`NotebookSession.aclose`)."""
+    from .sandbox.local import write_profile
+
+    assert sandbox.chain is not None
+    write_profile(sandbox.network, home / "sandbox" / "profile.json")
+    previous = os.environ.get("SETTLEMENT_HOME")
     os.environ["SETTLEMENT_HOME"] = str(home)
     return NotebookSession(
         network=sandbox.network,
@@ -202,7 +210,6 @@ async def open_session(
 async def _shared_session(
     profile: Path, explorer_base: str, wallets: int, progress: bool
 ) -> NotebookSession:
-    from .sandbox.local import write_profile
     from .sandbox.shared import connect_shared
 
     connecting = connect_shared(profile, explorer_base or "/settlement/explorer", wallets=wallets)
@@ -212,20 +219,7 @@ async def _shared_session(
         )
     else:
         sandbox = await connecting
-    home = Path(tempfile.mkdtemp(prefix="settlement-notebook-"))
-    write_profile(sandbox.network, home / "sandbox" / "profile.json")
-    previous = os.environ.get("SETTLEMENT_HOME")
-    os.environ["SETTLEMENT_HOME"] = str(home)
-    return NotebookSession(
-        network=sandbox.network,
-        user=sandbox.wallets[0],
-        operator=sandbox.chain.wallet(0),
-        wallets=sandbox.wallets,
-        sandbox=sandbox,
-        home=home,
-        _previous_home=previous,
-        _own_home=True,
-    )
+    return _session_on(sandbox, Path(tempfile.mkdtemp(prefix="settlement-notebook-")))
 
 
 def _sepolia_session() -> NotebookSession:
