@@ -6,7 +6,8 @@ It is what ``notebooks/dashboard.ipynb`` shows as a Voila app: pick a method on 
 * ``channel``: ask the faucet for test tokens, open a channel with the relay's broker,
   transfer off-chain, close it (the ``ChannelStatusPanel`` follows the channel live);
 * ``v4``: settle a signed intent through the policy hook (the panel shows the settlement);
-* ``aggregator``: rank LI.FI routes (recorded data unless a live provider is given).
+* ``aggregator``: rank LI.FI routes (the sandbox's route server when the network profile
+  has one, else the live LI.FI API, unless a provider is given).
 
 Button callbacks never block and never nest event loops: a click schedules the action's
 coroutine on the kernel's running loop (DESIGN §3, no ``nest_asyncio``) and returns. One
@@ -33,7 +34,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import ipywidgets
 
-from .errors import SettlementError, SettlementValueError, UnknownOptionError
+from .errors import (
+    SettlementError,
+    SettlementValueError,
+    TransactionFailedError,
+    UnknownOptionError,
+)
 from .links import is_link_target
 from .methods import validate_method
 from .networks import Network
@@ -57,7 +63,6 @@ from .widgets.viewmodels import (
     MUTED,
     PROP_NAMES,
     RED,
-    YELLOW,
     AggregatorSource,
     aggregator_source,
 )
@@ -96,11 +101,14 @@ _EXPECTED_SECONDS: Final[dict[Action, float]] = {
     "transfer": 1,
     "close_channel": 5,
     "settle_intent": 6,
-    "show_routes": 1,
+    "show_routes": 4,
 }
 _MAX_LOG_LINES: Final = 50
-#: the route the aggregator action ranks: 100 USDC Arbitrum -> Optimism (no funds needed)
+#: the route the aggregator action ranks on the live API: 100 USDC Arbitrum -> Optimism (no
+#: funds needed, nothing sent); on the sandbox it is 100 test USDC between its two chains,
+#: executed for real
 ROUTE_REQUEST: Final = (42161, 10, "USDC", "USDC", 100 * 10**6)
+ROUTE_AMOUNT: Final = 100 * 10**6
 ONE_V4_TOKEN: Final = 10**18
 
 
@@ -229,7 +237,8 @@ _TOOLTIPS: Final[dict[Action, str]] = {
     "transfer": "Send the transfer amount off-chain through the channel: instant, no gas",
     "close_channel": "Close the channel on chain and withdraw what it paid out",
     "settle_intent": "Sign an intent and settle it through the Uniswap v4 policy hook",
-    "show_routes": "Rank the routes of 100 USDC Arbitrum -> Optimism by what you keep",
+    "show_routes": "Rank the routes of 100 USDC by what you keep in the worst case (on the "
+    "sandbox, then execute the best and follow it to the other chain)",
 }
 
 
@@ -239,7 +248,8 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
     ``operator`` owns the v4 hook and adapter (registers policies and, by default, settles as
     solver); ``solver`` settles intents when it is another wallet (authorised once by the
     operator); ``recipient`` receives the off-chain transfers (default: the relay's broker);
-    ``aggregator`` ranks routes (default: :meth:`AggregatorProvider.recorded`);
+    ``aggregator`` ranks routes (default: the LI.FI-schema route server at the network
+    profile's ``extra["lifiUrl"]`` when it has one, the local sandbox's; else the live API);
     ``transfer_amount`` is in the channel asset's smallest units (default: one token).
     The faucet, relay and explorer are always the network's. Use :meth:`from_session` in a
     notebook.
@@ -377,13 +387,20 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
 
     @property
     def routes_source(self) -> AggregatorSource:
-        """Where the routes come from, as the aggregator card's pill says: ``recorded``
-        (the default provider serves the responses shipped with the package), ``local`` (a
-        route server on this machine) or ``live`` (the LI.FI API)."""
-        provider = self._aggregator
-        if provider is None:
-            return "recorded"
-        return aggregator_source(recorded=provider.is_recorded, base_url=provider.base_url)
+        """Where the routes come from, as the aggregator card's pill says: ``local`` (a
+        route server on this machine, such as the sandbox's) or ``live`` (the LI.FI API)."""
+        return aggregator_source(self._aggregator_provider().base_url)
+
+    def _aggregator_provider(self) -> AggregatorProvider:
+        """The provider given, else (built once) one for the network profile's LI.FI-schema
+        route server (``extra["lifiUrl"]``, written by the local sandbox), else the live API.
+        Building it opens no connection."""
+        if self._aggregator is None:
+            from .aggregator import AggregatorProvider
+
+            url = self.network.extra.get("lifiUrl")
+            self._aggregator = AggregatorProvider(base_url=url) if url else AggregatorProvider()
+        return self._aggregator
 
     def state(self) -> ActionState:
         status = self._channel.status if self._channel is not None else None
@@ -477,9 +494,8 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         if action == "transfer":
             amount = self.transfer_amount / 10**self.network.asset_decimals
             return f"Transfer {amount:g} {self.network.asset_symbol}"
-        if action == "show_routes":
-            recorded = self._aggregator is None or self._aggregator.is_recorded
-            return "Show best routes" + (" (recorded)" if recorded else "")
+        if action == "show_routes" and self._sandbox_route() is not None:
+            return "Bridge 100 USDC (best route)"
         return _LABELS[action]
 
     def _add_log(self, line: LogLine) -> None:
@@ -699,25 +715,106 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
 
     # --- aggregator ---------------------------------------------------------------------
 
-    async def show_routes(self) -> None:
-        """Rank the routes of 100 USDC Arbitrum -> Optimism (recorded data by default)."""
-        if self._aggregator is None:
-            from .aggregator import AggregatorProvider
+    def _sandbox_route(self) -> tuple[int, int, str, str] | None:
+        """(from chain, to chain, from USDC, to USDC) of the sandbox's two chains, when the
+        network profile carries the aggregator sandbox (``extra["aggregator"]``)."""
+        data = self.network.extra.get("aggregator")
+        if not data or not self.network.extra.get("lifiUrl"):
+            return None
+        chains = {int(c["chainId"]): c for c in data.get("chains", ())}
+        source = self.network.chain_id
+        others = [c for c in chains if c != source]
+        if source not in chains or not others:
+            return None
+        return source, others[0], str(chains[source]["usdc"]), str(chains[others[0]]["usdc"])
 
-            self._aggregator = AggregatorProvider.recorded()
-        provider = self._aggregator
+    async def _usdc_balances(self, route: tuple[int, int, str, str]) -> tuple[int, int]:
+        """The user's test USDC on the source chain (its wallet) and on the destination (read
+        through that chain's JSON-RPC from the profile)."""
+        from web3 import AsyncHTTPProvider, AsyncWeb3
+
+        from .contracts import load_artifact
+
+        abi = load_artifact("TestToken").abi
+        _, target, usdc_a, usdc_b = route
+        here = self.user.w3.eth.contract(address=usdc_a, abi=abi)  # type: ignore[call-overload]
+        rpc = next(
+            str(c["rpcUrl"])
+            for c in self.network.extra["aggregator"]["chains"]
+            if int(c["chainId"]) == target
+        )
+        w3 = AsyncWeb3(AsyncHTTPProvider(rpc, request_kwargs={"timeout": 30}))
+        there = w3.eth.contract(address=usdc_b, abi=abi)  # type: ignore[call-overload]
+        try:
+            return (
+                int(await here.functions.balanceOf(self.user.address).call()),
+                int(await there.functions.balanceOf(self.user.address).call()),
+            )
+        finally:
+            await w3.provider.disconnect()
+
+    async def show_routes(self) -> None:
+        """Rank the routes of 100 USDC on the worst case (see :meth:`_aggregator_provider`
+        for where they come from). On the sandbox, also execute the best one: approve and
+        bridge on the first chain, follow the status to DONE, and show what moved on both
+        chains with explorer links. Against the live API nothing is sent."""
+        from .aggregator.frame import routes_frame
+        from .sandbox.local import explorer_tx
+
+        provider = self._aggregator_provider()
         sender = self.user.address
-        frame = await provider.routes_frame(*ROUTE_REQUEST, sender)
-        self._routes.value = _routes_html(frame, source=self.routes_source)
+        sandbox = self._sandbox_route() if self.routes_source == "local" else None
+        if sandbox is None:
+            from_chain, to_chain, from_token, to_token, amount = ROUTE_REQUEST
+            title = "100 USDC Arbitrum → Optimism"
+        else:
+            from_chain, to_chain, from_token, to_token = sandbox
+            amount = ROUTE_AMOUNT
+            title = f"100 USDC chain {from_chain} → chain {to_chain} (sandbox chains)"
+        routes = await provider.routes(from_chain, to_chain, from_token, to_token, amount, sender)
+        frame = routes_frame(routes, source=self.routes_source)
+        self._routes.value = _routes_html(frame, source=self.routes_source, title=title)
         best = frame.iloc[0]
-        source = {"recorded": "recorded data", "local": "local route server", "live": "live"}[
-            self.routes_source
-        ]
+        where = {"local": "local route server", "live": "live"}[self.routes_source]
         self._add_log(
             LogLine(
                 "ok",
-                f"{len(frame)} routes ranked ({source}); best: {best['tools']}, "
-                f"net ${float(best['net_usd']):.2f}",
+                f"{len(frame)} routes ranked ({where}); best: {best['tools']}, "
+                f"worst-case net ${float(best['net_min_usd']):.2f}",
+            )
+        )
+        if sandbox is None:
+            return
+        source = sandbox[0]
+        before = await self._usdc_balances(sandbox)
+        plan = await provider.execute_plan(routes[0], wallet=self.user, send=True)
+        for tx in plan.transactions:
+            if tx.tx_hash is not None:
+                self._add_log(
+                    LogLine(
+                        "ok",
+                        f"{tx.kind} mined on chain {tx.chain_id}",
+                        href=explorer_tx(self.network, tx.chain_id, tx.tx_hash),
+                        link_text=tx.tx_hash[:10] + "…",
+                    )
+                )
+        final = await provider.track(plan.tx_hashes[-1], poll_interval=0.1)
+        after = await self._usdc_balances(sandbox)
+        receiving = final.receiving
+        if not final.done or receiving is None or not receiving.tx_hash:
+            raise TransactionFailedError(
+                f"the transfer ended {final.status}/{final.substatus}: "
+                f"{final.substatus_message or 'no detail'}",
+                tx_hash=plan.tx_hashes[-1],
+            )
+        self._add_log(
+            LogLine(
+                "ok" if final.substatus == "COMPLETED" else "error",
+                f"{final.status}/{final.substatus}: sent {(before[0] - after[0]) / 10**6:.2f} "
+                f"USDC on chain {source}, received {(after[1] - before[1]) / 10**6:.2f} on "
+                f"chain {receiving.chain_id}",
+                href=explorer_tx(self.network, receiving.chain_id, receiving.tx_hash),
+                link_text=receiving.tx_hash[:10] + "…",
             )
         )
 
@@ -735,13 +832,17 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
 
 #: the routes table's heading per data source: (text, colour)
 _ROUTE_HEADINGS: Final[dict[str, tuple[str, str]]] = {
-    "recorded": ("RECORDED DATA, not live rates", YELLOW),
-    "local": ("LOCAL route server on this machine, not live rates", CYAN),
+    "local": (
+        "LOCAL route server on this machine, not live rates",
+        CYAN,
+    ),
     "live": ("LIVE rates from the LI.FI API", GREEN),
 }
 
 
-def _routes_html(frame: pd.DataFrame, *, source: AggregatorSource) -> str:
+def _routes_html(
+    frame: pd.DataFrame, *, source: AggregatorSource, title: str = "100 USDC Arbitrum → Optimism"
+) -> str:
     """The routes as :func:`~settlement_widgets.aggregator.routes_styler` draws them, under a
     heading that says where the data came from (escaped, in the theme's colours)."""
     from .aggregator.frame import routes_styler
@@ -752,5 +853,5 @@ def _routes_html(frame: pd.DataFrame, *, source: AggregatorSource) -> str:
         f'<div class="sw-routes-table" style="padding:8px 12px;border:1px solid {BORDER};'
         f'border-radius:12px;background:{SURFACE};overflow-x:auto">'
         f'<div style="font:600 {BODY} {SANS};color:{colour}">'
-        f"{html.escape(label)}: 100 USDC Arbitrum → Optimism</div>{table}</div>"
+        f"{html.escape(label)}: {html.escape(title)}</div>{table}</div>"
     )

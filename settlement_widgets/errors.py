@@ -45,7 +45,10 @@ The tree::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .aggregator.client import RateLimit
 
 __all__ = [
     "AggregatorError",
@@ -198,7 +201,9 @@ class AggregatorError(RemoteError):
 
 
 class RateLimitedError(AggregatorError):
-    """HTTP 429 after all retries; ``retry_after`` is the last Retry-After in seconds."""
+    """HTTP 429 after all retries. ``retry_after`` is the last wait LI.FI asked for in
+    seconds (``Retry-After``, else ``ratelimit-reset``); ``rate_limit`` the last
+    :class:`~settlement_widgets.aggregator.client.RateLimit` it sent (or None)."""
 
     def __init__(
         self,
@@ -207,9 +212,11 @@ class RateLimitedError(AggregatorError):
         status: int | None = 429,
         code: Any = None,
         retry_after: float | None = None,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         super().__init__(message, status=status, code=code)
         self.retry_after = retry_after
+        self.rate_limit = rate_limit
 
 
 class TransactionFailedError(SettlementError):

@@ -143,6 +143,7 @@ async def open_session(
     wallets: int = 4,
     progress: bool = True,
     shared: bool | None = None,
+    aggregator: bool = False,
 ) -> NotebookSession:
     """Start the notebook's network: ``network``, else ``$SETTLEMENT_NETWORK``, else local.
 
@@ -152,6 +153,10 @@ async def open_session(
     ``SETTLEMENT_HOME`` (set for this process and the processes it starts, restored by
     :meth:`NotebookSession.aclose`). ``sepolia``: needs ``SEPOLIA_RPC_URL`` and
     ``SETTLEMENT_PRIVATE_KEY`` (a funded test key, never printed).
+
+    ``aggregator=True`` gives a private sandbox the aggregator's second chain, bridges and
+    LI.FI-schema route server (``session.sandbox.lifi_url``); the Jupyter server's sandbox
+    always runs them.
     """
     name = _network_name(network)
     if name == "sepolia":
@@ -170,7 +175,7 @@ async def open_session(
         )
     from .sandbox import LocalSandbox
 
-    sandbox = LocalSandbox(deterministic=True, wallets=wallets)
+    sandbox = LocalSandbox(deterministic=True, wallets=wallets, aggregator=aggregator)
     home = Path(tempfile.mkdtemp(prefix="settlement-notebook-"))
     try:
         starting = sandbox.start()

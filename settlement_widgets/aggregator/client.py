@@ -1,7 +1,13 @@
 """An async httpx client of the LI.FI REST API, with the retry rules LI.FI documents.
 
-- Retried: HTTP 429 (waiting at least ``Retry-After`` when the server sends it), HTTP 5xx,
-  timeouts and connection failures, with exponential backoff and jitter.
+- Retried: HTTP 429, HTTP 5xx, timeouts and connection failures, with exponential backoff
+  and jitter. A 429 waits at least what the server asks: ``Retry-After`` when sent, else
+  ``ratelimit-reset`` (seconds until LI.FI's window resets), else the backoff alone.
+- Rate limits are read, never assumed: LI.FI's ``ratelimit-limit``, ``ratelimit-remaining``
+  and ``ratelimit-reset`` headers (on any answer that carries them) become
+  :attr:`LifiClient.rate_limit`, a :class:`RateLimit`, and the message of a
+  :class:`~settlement_widgets.errors.RateLimitedError`. The limits differ per plan and API
+  key and may change, so no number is hard-coded here.
 - Not retried: every other 4xx (the same request would fail the same way), and 2xx bodies
   that are not JSON or not LI.FI's schema.
 - Errors carry the API's ``message`` and ``code`` (``{"message": ..., "code": 1011}``):
@@ -62,9 +68,11 @@ __all__ = [
     "API_KEY_HEADER",
     "DEFAULT_BASE_URL",
     "LifiClient",
+    "RateLimit",
     "RetryEvent",
     "RetryPolicy",
     "backoff_delay",
+    "parse_rate_limit",
     "parse_retry_after",
 ]
 
@@ -81,7 +89,8 @@ class RetryPolicy:
     The n-th retry waits ``min(backoff_max, backoff_base * 2**n)`` scaled by a random
     factor in ``[1 - jitter, 1]`` (jitter spreads clients that failed together), or at
     least ``Retry-After`` on a 429. A 429 whose ``Retry-After`` exceeds ``max_retry_after``
-    is not waited out: the error is raised at once with the wait LI.FI asked for.
+    is not waited out: the error is raised at once with the wait LI.FI asked for. Without
+    ``Retry-After``, ``ratelimit-reset`` is the wait LI.FI asked for.
     """
 
     max_retries: int = 3
@@ -104,14 +113,44 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class RateLimit:
+    """LI.FI's rate-limit headers of one answer, as sent (None where a header was absent).
+
+    ``limit`` requests per window, ``remaining`` of them left, ``reset_seconds`` until the
+    window resets (as of ``seen_at``, the UTC time the answer arrived).
+    """
+
+    limit: int | None
+    remaining: int | None
+    reset_seconds: float | None
+    seen_at: datetime
+
+    def describe(self) -> str:
+        """``"0 of 100 requests left, window resets in 42 s (seen 12:00:01 UTC)"``."""
+        parts = []
+        if self.remaining is not None or self.limit is not None:
+            left = "?" if self.remaining is None else str(self.remaining)
+            of = f" of {self.limit}" if self.limit is not None else ""
+            parts.append(f"{left}{of} requests left")
+        if self.reset_seconds is not None:
+            parts.append(f"window resets in {self.reset_seconds:g} s")
+        return f"{', '.join(parts)} (seen {self.seen_at:%H:%M:%S} UTC)"
+
+
+@dataclass(frozen=True)
 class RetryEvent:
-    """Reported to ``on_retry`` before each wait: why, and for how long."""
+    """Reported to ``on_retry`` before each wait: why, and for how long.
+
+    ``retry_after`` is the wait the server asked for (``Retry-After``, else
+    ``ratelimit-reset``); ``rate_limit`` the rate-limit headers of that answer, if any.
+    """
 
     attempt: int
     delay: float
     reason: str
     status: int | None = None
     retry_after: float | None = None
+    rate_limit: RateLimit | None = None
 
 
 def backoff_delay(attempt: int, policy: RetryPolicy, rng: random.Random) -> float:
@@ -138,6 +177,38 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _header_number(value: str | None) -> float | None:
+    """The number at the start of a ``ratelimit-*`` header: ``"100"``, ``"42.5"``, or the
+    structured form ``"100, 100;w=60"`` (first item, parameters dropped)."""
+    if value is None:
+        return None
+    text = value.split(",", 1)[0].split(";", 1)[0].strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def parse_rate_limit(
+    headers: Mapping[str, str], *, now: datetime | None = None
+) -> RateLimit | None:
+    """The ``ratelimit-limit``/``-remaining``/``-reset`` headers, or None if none is sent
+    (or none can be read). ``headers`` is case-insensitive when it is httpx's."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    limit = _header_number(lowered.get("ratelimit-limit"))
+    remaining = _header_number(lowered.get("ratelimit-remaining"))
+    reset = _header_number(lowered.get("ratelimit-reset"))
+    if limit is None and remaining is None and reset is None:
+        return None
+    return RateLimit(
+        limit=None if limit is None else int(limit),
+        remaining=None if remaining is None else int(remaining),
+        reset_seconds=reset,
+        seen_at=now or datetime.now(UTC),
+    )
 
 
 @functools.cache
@@ -175,10 +246,9 @@ def _hint(status: int, code: Any) -> str:
 class LifiClient:
     """Async LI.FI REST client. One per event loop is ideal; it reconnects if the loop changes.
 
-    ``transport`` replaces the network (the recorded mode passes
-    :class:`~settlement_widgets.aggregator.replay.RecordedTransport`); ``recorded`` labels
-    every parsed value accordingly. ``on_retry`` is called with a :class:`RetryEvent`
-    before each backoff wait.
+    ``transport`` replaces the network (an httpx transport, for tests). ``on_retry`` is
+    called with a :class:`RetryEvent` before each backoff wait. :attr:`rate_limit` is the
+    last rate-limit state LI.FI sent (None until an answer carries the headers).
     """
 
     def __init__(
@@ -190,7 +260,6 @@ class LifiClient:
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        recorded: bool = False,
         on_retry: Callable[[RetryEvent], None] | None = None,
         rng: random.Random | None = None,
     ) -> None:
@@ -205,8 +274,8 @@ class LifiClient:
         self.integrator = integrator
         self.timeout = float(timeout)
         self.retry = retry or RetryPolicy()
-        self.recorded = recorded
         self.on_retry = on_retry
+        self.rate_limit: RateLimit | None = None
         self._api_key = api_key
         self._transport = transport
         self._rng = rng or random.Random()
@@ -215,8 +284,7 @@ class LifiClient:
 
     def __repr__(self) -> str:
         key = ", api_key=<set>" if self._api_key else ""
-        rec = ", recorded=True" if self.recorded else ""
-        return f"LifiClient({self.base_url!r}{key}{rec})"
+        return f"LifiClient({self.base_url!r}{key})"
 
     # -- transport --------------------------------------------------------------------------
 
@@ -262,6 +330,7 @@ class LifiClient:
         for attempt in range(attempts):
             retry_after: float | None = None
             status: int | None = None
+            seen: RateLimit | None = None
             try:
                 response = await self._client().request(
                     method,
@@ -275,19 +344,20 @@ class LifiClient:
                 last_error = AggregatorUnavailableError(
                     f"LI.FI API at {self.base_url} {reason} on {label} "
                     f"({attempt + 1} attempt{'s' if attempt else ''}). No rates are "
-                    "invented: try again later, raise timeout=, or use "
-                    "AggregatorProvider.recorded() for labelled recorded data."
+                    "invented: try again later or raise timeout=."
                 )
             except httpx.TransportError as exc:
                 reason = f"cannot be reached ({type(exc).__name__}: {exc})"
                 last_error = AggregatorUnavailableError(
                     f"LI.FI API at {self.base_url} {reason} on {label} "
                     f"({attempt + 1} attempt{'s' if attempt else ''}). No rates are "
-                    "invented: check the network or base_url, or use "
-                    "AggregatorProvider.recorded() for labelled recorded data."
+                    "invented: check the network or base_url."
                 )
             else:
                 status = response.status_code
+                seen = parse_rate_limit(response.headers)
+                if seen is not None:
+                    self.rate_limit = seen
                 if 200 <= status < 300:
                     return self._decode(response, label)
                 message, code = _error_body(response)
@@ -296,15 +366,20 @@ class LifiClient:
                 )
                 if status == 429:
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
+                    if retry_after is None and seen is not None:
+                        retry_after = seen.reset_seconds
                     reason = "rate limited (429)"
+                    state = self.rate_limit  # this answer's headers, else the last ones seen
                     error: AggregatorError = RateLimitedError(
                         f"{head} to {label}: {message}. Rate limited after {attempt + 1} "
                         f"attempt{'s' if attempt else ''}"
                         + (f"; LI.FI asks to wait {retry_after:g} s" if retry_after else "")
+                        + (f"; LI.FI rate limit: {state.describe()}" if state else "")
                         + ". Pass api_key= for higher limits, or retry later.",
                         status=status,
                         code=code,
                         retry_after=retry_after,
+                        rate_limit=state,
                     )
                     if retry_after is not None and retry_after > policy.max_retry_after:
                         raise error
@@ -329,7 +404,7 @@ class LifiClient:
             delay = backoff_delay(attempt, policy, self._rng)
             if retry_after is not None:
                 delay = max(delay, retry_after)
-            event = RetryEvent(attempt + 1, delay, reason, status, retry_after)
+            event = RetryEvent(attempt + 1, delay, reason, status, retry_after, seen)
             _log.debug("LI.FI %s: %s; retry %d in %.3f s", label, reason, attempt + 1, delay)
             if self.on_retry is not None:
                 self.on_retry(event)
@@ -354,14 +429,14 @@ class LifiClient:
     async def quote(self, request: TransferRequest) -> Quote:
         """``GET /quote``: the best single-step quote, with its transaction request."""
         data = await self.request_json("GET", "quote", params=request.quote_params(self.integrator))
-        return parse_quote(data, source="GET /quote", recorded=self.recorded)
+        return parse_quote(data, source="GET /quote")
 
     async def routes(self, request: TransferRequest) -> list[Route]:
         """``POST /advanced/routes``: every route LI.FI found, in LI.FI's order (unranked)."""
         data = await self.request_json(
             "POST", "advanced/routes", json=request.routes_body(self.integrator)
         )
-        return parse_routes(data, source="POST /advanced/routes", recorded=self.recorded)
+        return parse_routes(data, source="POST /advanced/routes")
 
     async def step_transaction(self, step: Step) -> Step:
         """``POST /advanced/stepTransaction``: the step with its ``transactionRequest``."""
@@ -385,7 +460,7 @@ class LifiClient:
         if to_chain is not None:
             params["toChain"] = str(to_chain)
         data = await self.request_json("GET", "status", params=params)
-        return parse_status(data, source="GET /status", recorded=self.recorded)
+        return parse_status(data, source="GET /status")
 
     async def chains(self) -> list[Chain]:
         """``GET /chains``."""

@@ -11,13 +11,18 @@ Dtype choices (``ROUTE_COLUMNS`` is the contract, and a test holds us to it):
   (:class:`~decimal.Decimal`). Unknown USD values are NaN.
 - Counts and chain ids are nullable ``Int64``; text is the ``string`` dtype.
 
-``df.attrs`` says where the data came from: ``source`` is ``"recorded"`` or ``"live"``,
-``recorded`` a bool, and ``note`` a sentence for recorded data. pandas is imported when the
-function runs, so importing the aggregator stays light.
+Rows are in rank order (worst-case net first, see :mod:`.ranking`); both values are
+columns: ``net_min_usd`` (the ranking key) and ``net_usd`` (the headline), and ``gas_usd``
+includes the ERC-20 approvals, whose share is ``approval_gas_usd``.
+
+``df.attrs["source"]`` says where the data came from: ``"local"`` (a route server on this
+machine, not live rates) or ``"live"`` (see
+:attr:`~settlement_widgets.aggregator.AggregatorProvider.source`). pandas is imported when
+the function runs, so importing the aggregator stays light.
 
 :func:`routes_styler` is the same frame for people: a pandas ``Styler`` with the columns a
-reader needs under plain names ("Tool", "You receive", "Fees (USD)"...), every text escaped,
-in the notebook theme's colours.
+reader needs under plain names ("Tool", "You receive", "At least", "Net, worst case
+(USD)"...), every text escaped, in the notebook theme's colours.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from .models import RECORDED_NOTE, Route
+from ..errors import SettlementValueError
+from .models import Route
 from .ranking import net_value, rank_routes
+from .source import DataSource
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,6 +65,7 @@ ROUTE_COLUMNS: dict[str, str] = {
     "fees_usd": "float64",
     "included_fees_usd": "float64",
     "gas_usd": "float64",
+    "approval_gas_usd": "float64",
     "net_usd": "float64",
     "net_min_usd": "float64",
     "duration_s": "float64",
@@ -91,6 +99,7 @@ def _row(route: Route) -> dict[str, Any]:
         "fees_usd": _f(value.fees_usd if value else None),
         "included_fees_usd": _f(value.included_fees_usd if value else None),
         "gas_usd": _f(value.gas_usd if value else route.gas_cost_usd),
+        "approval_gas_usd": _f(value.approval_gas_usd if value else None),
         "net_usd": _f(value.net_usd if value else None),
         "net_min_usd": _f(value.net_min_usd if value else None),
         "duration_s": route.duration,
@@ -98,12 +107,15 @@ def _row(route: Route) -> dict[str, Any]:
     }
 
 
-def routes_frame(routes: Iterable[Route], *, recorded: bool | None = None) -> pd.DataFrame:
+def routes_frame(routes: Iterable[Route], *, source: DataSource = "live") -> pd.DataFrame:
     """One row per route, ranked best first (see :mod:`.ranking` for the rule).
 
-    ``recorded`` overrides the label; by default the frame is recorded when any route is.
-    An empty input gives an empty frame with the same columns and dtypes.
+    ``source`` goes to ``attrs["source"]``: the provider passes its own (``"local"`` for a
+    loopback route server). An empty input gives an empty frame with the same columns and
+    dtypes.
     """
+    if source not in ("local", "live"):
+        raise SettlementValueError(f"source must be 'local' or 'live', got {source!r}")
     import pandas as pd
 
     ranked = rank_routes(routes)
@@ -113,11 +125,7 @@ def routes_frame(routes: Iterable[Route], *, recorded: bool | None = None) -> pd
         for name, dtype in ROUTE_COLUMNS.items()
     }
     frame = pd.DataFrame(data, columns=list(ROUTE_COLUMNS))
-    is_recorded = any(r.recorded for r in ranked) if recorded is None else recorded
-    frame.attrs["source"] = "recorded" if is_recorded else "live"
-    frame.attrs["recorded"] = is_recorded
-    if is_recorded:
-        frame.attrs["note"] = RECORDED_NOTE
+    frame.attrs["source"] = source
     return frame
 
 
@@ -126,12 +134,14 @@ ROUTE_TABLE_COLUMNS: dict[str, str] = {
     "#": "rank",
     "Tool": "tools",
     "You receive": "to_amount_units",
+    "At least": "to_amount_min_units",
     "Fees (USD)": "fees_usd",
     "Gas (USD)": "gas_usd",
-    "Net (USD)": "net_usd",
+    "Net, worst case (USD)": "net_min_usd",
     "Duration": "duration_s",
 }
-_USD_HEADERS = ("Fees (USD)", "Gas (USD)", "Net (USD)")
+_AMOUNT_HEADERS = ("You receive", "At least")
+_USD_HEADERS = ("Fees (USD)", "Gas (USD)", "Net, worst case (USD)")
 #: the notebook theme's variables (JupyterLab, Notebook 7, Voila), with light fallbacks
 _TABLE_CSS: list[CSSDict] = [
     {
@@ -190,8 +200,10 @@ def _duration(seconds: float) -> str:
 
 def routes_styler(frame: pd.DataFrame) -> Styler:
     """The routes of :func:`routes_frame` as a table for people: one row per route, best
-    first (in bold), under the headers of :data:`ROUTE_TABLE_COLUMNS`; what you receive with
-    the token's symbol, USD values with two decimals, durations in s/min.
+    first (in bold), under the headers of :data:`ROUTE_TABLE_COLUMNS`; what you receive and
+    at least receive (``toAmountMin``) with the token's symbol, USD values with two
+    decimals (gas with the approval, net in the worst case: the ranking key), durations in
+    s/min.
 
     Every text (tool names come from the API) is HTML-escaped (``escape="html"``, headers
     too), and the table's id is fixed, so ``to_html()`` is the same on every run (nbval
@@ -204,10 +216,15 @@ def routes_styler(frame: pd.DataFrame) -> Styler:
         {
             "#": frame["rank"].astype("Int64"),
             "Tool": frame["tools"].astype("string"),
-            "You receive": [
-                _amount(float(u), sym)
-                for u, sym in zip(frame["to_amount_units"], frame["to_token"], strict=True)
-            ],
+            **{
+                header: [
+                    _amount(float(u), sym)
+                    for u, sym in zip(
+                        frame[ROUTE_TABLE_COLUMNS[header]], frame["to_token"], strict=True
+                    )
+                ]
+                for header in _AMOUNT_HEADERS
+            },
             **{header: frame[ROUTE_TABLE_COLUMNS[header]] for header in _USD_HEADERS},
             "Duration": [_duration(float(s)) for s in frame["duration_s"]],
         },

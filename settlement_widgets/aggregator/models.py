@@ -9,9 +9,9 @@ ranking is ever defaulted.
 Field names follow LI.FI's documented schema (``lifinance/types``: ``Route``, ``LiFiStep``,
 ``Estimate``, ``FeeCost``, ``GasCost``, ``StatusResponse``). Amounts are exact ``int`` in
 the token's smallest units (LI.FI sends them as decimal strings; ``int`` keeps uint256
-values beyond 2**63 exact); USD values are :class:`~decimal.Decimal`. Every value carries
-``recorded``: True when it came from the recorded data shipped with the package rather than
-from the live API. The decoded JSON is kept in ``raw`` (excluded from equality) because
+values beyond 2**63 exact); USD values are :class:`~decimal.Decimal`. Fields LI.FI adds
+that are not read here are ignored, so a new field in the live API breaks nothing. The
+decoded JSON is kept in ``raw`` (excluded from equality) because
 ``POST /advanced/stepTransaction`` wants the step object back exactly as LI.FI sent it.
 """
 
@@ -27,7 +27,6 @@ from ..errors import AggregatorResponseError, InvalidAddressError
 from .valuation import NetValue, value_usd
 
 __all__ = [
-    "RECORDED_NOTE",
     "STATUS_VALUES",
     "TERMINAL_STATUSES",
     "Action",
@@ -49,12 +48,6 @@ __all__ = [
     "parse_step",
     "parse_tokens",
 ]
-
-#: The label recorded data carries (routes, frames, plans, statuses of recorded mode).
-RECORDED_NOTE = (
-    "RECORDED DATA: illustrative responses in LI.FI's documented schema, shipped with "
-    "settlement_widgets for offline notebooks and tests. They are not live rates."
-)
 
 #: Values of ``status`` in ``GET /status`` (LI.FI ``StatusMessage``).
 STATUS_VALUES = frozenset({"NOT_FOUND", "INVALID", "PENDING", "DONE", "FAILED"})
@@ -456,7 +449,8 @@ class Route:
     """A route from ``POST /advanced/routes``: one or more steps from one token to another.
 
     ``rank`` is set by :func:`~settlement_widgets.aggregator.ranking.rank_routes` (1 = best);
-    ``net_usd`` is the ranking value (see that module for the exact rule).
+    ``net_min_usd`` (worst case) is the ranking value and ``net_usd`` the headline (see that
+    module for the exact rule).
     """
 
     id: str
@@ -475,7 +469,6 @@ class Route:
     from_address: str | None = None
     to_address: str | None = None
     rank: int | None = None
-    recorded: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
@@ -508,9 +501,23 @@ class Route:
 
     @property
     def net_usd(self) -> Decimal | None:
-        """Value received net of fees paid on top and gas, in USD (None if unpriceable)."""
+        """Headline: ``toAmount`` net of fees paid on top and gas, in USD (None if
+        unpriceable)."""
         value = self.net_value()
         return None if value is None else value.net_usd
+
+    @property
+    def net_min_usd(self) -> Decimal | None:
+        """Worst case: ``toAmountMin`` net of fees paid on top and gas, in USD (None if
+        unpriceable). Routes are ranked on it."""
+        value = self.net_value()
+        return None if value is None else value.net_min_usd
+
+    @property
+    def approval_gas_usd(self) -> Decimal | None:
+        """The ERC-20 approvals' share of the gas, in USD (None if unpriceable)."""
+        value = self.net_value()
+        return None if value is None else value.approval_gas_usd
 
 
 @dataclass(frozen=True)
@@ -518,7 +525,6 @@ class Quote:
     """``GET /quote``: the single best step LI.FI found, with its transaction request."""
 
     step: Step
-    recorded: bool = False
 
     @property
     def id(self) -> str:
@@ -567,9 +573,23 @@ class Quote:
 
     @property
     def net_usd(self) -> Decimal | None:
-        """Value received net of fees paid on top and gas, in USD (None if unpriceable)."""
+        """Headline: ``toAmount`` net of fees paid on top and gas, in USD (None if
+        unpriceable)."""
         value = self.net_value()
         return None if value is None else value.net_usd
+
+    @property
+    def net_min_usd(self) -> Decimal | None:
+        """Worst case: ``toAmountMin`` net of fees paid on top and gas, in USD (None if
+        unpriceable). Routes are ranked on it."""
+        value = self.net_value()
+        return None if value is None else value.net_min_usd
+
+    @property
+    def approval_gas_usd(self) -> Decimal | None:
+        """The ERC-20 approvals' share of the gas, in USD (None if unpriceable)."""
+        value = self.net_value()
+        return None if value is None else value.approval_gas_usd
 
 
 @dataclass(frozen=True)
@@ -609,7 +629,6 @@ class Status:
     receiving: TransactionInfo | None = None
     transaction_id: str | None = None
     explorer_link: str | None = None
-    recorded: bool = False
 
     @property
     def is_final(self) -> bool:
@@ -640,13 +659,12 @@ class Chain:
 # --- response parsers ----------------------------------------------------------------------
 
 
-def parse_step(data: Any, *, source: str, recorded: bool = False) -> Step:
+def parse_step(data: Any, *, source: str) -> Step:
     """A step object (``POST /advanced/stepTransaction`` answers with one)."""
-    del recorded  # steps carry no flag; the plan built from them does
     return _step(_Ctx(source), data, "")
 
 
-def _route(ctx: _Ctx, value: Any, path: str, recorded: bool) -> Route:
+def _route(ctx: _Ctx, value: Any, path: str) -> Route:
     obj = _obj(ctx, value, path)
     steps = _list(ctx, obj, "steps", path)
     if not steps:
@@ -670,29 +688,28 @@ def _route(ctx: _Ctx, value: Any, path: str, recorded: bool) -> Route:
         tags=tuple(tags),
         from_address=_str(ctx, obj, "fromAddress", path, optional=True),
         to_address=_str(ctx, obj, "toAddress", path, optional=True),
-        recorded=recorded,
         raw=obj,
     )
 
 
-def parse_routes(data: Any, *, source: str, recorded: bool = False) -> list[Route]:
+def parse_routes(data: Any, *, source: str) -> list[Route]:
     """``POST /advanced/routes`` -> routes in the order LI.FI sent them (not ranked)."""
     ctx = _Ctx(source)
     obj = _obj(ctx, data, "")
     routes = _list(ctx, obj, "routes", "")
-    return [_route(ctx, r, f"routes[{i}]", recorded) for i, r in enumerate(routes)]
+    return [_route(ctx, r, f"routes[{i}]") for i, r in enumerate(routes)]
 
 
-def parse_quote(data: Any, *, source: str, recorded: bool = False) -> Quote:
+def parse_quote(data: Any, *, source: str) -> Quote:
     """``GET /quote`` -> :class:`Quote` (a step that must carry ``transactionRequest``)."""
     ctx = _Ctx(source)
     step = _step(ctx, data, "")
     if step.transaction_request is None:
         raise ctx.fail("transactionRequest", "is missing (a quote always carries one)")
-    return Quote(step=step, recorded=recorded)
+    return Quote(step=step)
 
 
-def parse_status(data: Any, *, source: str, recorded: bool = False) -> Status:
+def parse_status(data: Any, *, source: str) -> Status:
     """``GET /status`` -> :class:`Status`; ``sending`` is required once the transfer is known."""
     ctx = _Ctx(source)
     obj = _obj(ctx, data, "")
@@ -713,7 +730,6 @@ def parse_status(data: Any, *, source: str, recorded: bool = False) -> Status:
         receiving=None if receiving is None else _tx_info(ctx, receiving, "receiving"),
         transaction_id=_str(ctx, obj, "transactionId", "", optional=True),
         explorer_link=_str(ctx, obj, "lifiExplorerLink", "", optional=True),
-        recorded=recorded,
     )
 
 

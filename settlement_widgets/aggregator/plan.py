@@ -78,12 +78,11 @@ class PlannedTransaction:
 
 @dataclass(frozen=True)
 class ExecutionPlan:
-    """Every transaction of a route in order. ``recorded`` plans are illustrative only."""
+    """Every transaction of a route in order; ``tx_hash`` is set on those sent."""
 
     route_id: str
     from_address: str
     transactions: tuple[PlannedTransaction, ...]
-    recorded: bool = False
 
     @property
     def sent(self) -> bool:

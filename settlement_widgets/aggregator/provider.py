@@ -5,16 +5,13 @@ init function"; :mod:`settlement_widgets.providers` holds a default instance bui
 arguments. Configuration comes from the arguments or, when they are None, from the
 environment: ``LIFI_API_URL`` (default ``https://li.quest/v1``) and ``LIFI_API_KEY``.
 
-Two modes, one code path:
-
-- live (default): every call goes to the LI.FI REST API. If it cannot be reached the caller
-  gets :class:`~settlement_widgets.errors.AggregatorUnavailableError`; no rate is ever made
-  up (the original dashboard's static fallback rates are gone).
-- recorded (:meth:`AggregatorProvider.recorded`): the same client, parsers and ranking,
-  answered from responses shipped with the package through an httpx transport. Every value
-  it returns says so (``Route.recorded``, ``Quote.recorded``, ``Status.recorded``,
-  ``ExecutionPlan.recorded``, ``DataFrame.attrs["recorded"]``), and recorded plans refuse
-  to be sent.
+Every call goes to the API at ``base_url``; if it cannot be reached the caller gets
+:class:`~settlement_widgets.errors.AggregatorUnavailableError`, and no rate is ever made up
+(the original dashboard's static fallback rates are gone). The provider ships no data of its
+own. :attr:`AggregatorProvider.source` says where its answers come from: ``"local"`` when
+``base_url`` is on loopback (the local sandbox's LI.FI-schema route server, whose URL the
+sandbox profile carries as ``network.extra["lifiUrl"]``, or a test server), ``"live"``
+otherwise; its frames carry the same value in ``attrs["source"]``.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -39,11 +36,11 @@ from ..errors import (
     TransactionFailedError,
 )
 from .client import DEFAULT_BASE_URL, LifiClient, RetryEvent, RetryPolicy
-from .models import RECORDED_NOTE, Chain, Quote, Route, Status, Step, Token
+from .models import Chain, Quote, Route, Status, Step, Token
 from .params import TransferRequest
 from .plan import ExecutionPlan, PlannedTransaction, allowance_calldata, plan_step
 from .ranking import rank_routes
-from .replay import RECORDED_BASE_URL, RecordedTransport, recorded_tx_hashes
+from .source import DataSource, data_source
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,10 +65,11 @@ def _tx_hash(value: object) -> str:
 class AggregatorProvider:
     """Routes, best route, quote, execution plan and status tracking through LI.FI.
 
-    Every network method is ``async``. ``max_retries``/``backoff_base``/``backoff_max``/
-    ``max_retry_after`` tune the client's retry policy (see
-    :class:`~settlement_widgets.aggregator.client.RetryPolicy`); ``poll_interval`` is the
-    default wait between status polls in :meth:`track`.
+    Every network method is ``async``. ``base_url`` defaults to ``LIFI_API_URL``, then the
+    LI.FI API; ``transport`` (an httpx transport) replaces the network, for tests.
+    ``max_retries``/``backoff_base``/``backoff_max``/``max_retry_after`` tune the client's
+    retry policy (see :class:`~settlement_widgets.aggregator.client.RetryPolicy`);
+    ``poll_interval`` is the default wait between status polls in :meth:`track`.
     """
 
     def __init__(
@@ -80,7 +78,6 @@ class AggregatorProvider:
         api_key: str | None = None,
         integrator: str = DEFAULT_INTEGRATOR,
         *,
-        mode: Literal["live", "recorded"] = "live",
         timeout: float = 30.0,
         max_retries: int = 3,
         backoff_base: float = 0.5,
@@ -90,8 +87,6 @@ class AggregatorProvider:
         transport: httpx.AsyncBaseTransport | None = None,
         on_retry: Callable[[RetryEvent], None] | None = None,
     ) -> None:
-        if mode not in ("live", "recorded"):
-            raise SettlementValueError(f"mode must be 'live' or 'recorded', got {mode!r}")
         if not isinstance(integrator, str) or not integrator.strip():
             raise SettlementValueError("integrator must be a non-empty string (your app's name)")
         self.poll_interval = self._interval(poll_interval)
@@ -101,17 +96,8 @@ class AggregatorProvider:
             backoff_max=backoff_max,
             max_retry_after=max_retry_after,
         )
-        self.mode = mode
-        if mode == "recorded":
-            if base_url is not None or transport is not None or api_key is not None:
-                raise SettlementValueError(
-                    "recorded mode serves the data shipped with the package: "
-                    "base_url, api_key and transport cannot be given"
-                )
-            base_url, transport = RECORDED_BASE_URL, RecordedTransport()
-        else:
-            base_url = base_url or os.environ.get("LIFI_API_URL") or DEFAULT_BASE_URL
-            api_key = api_key if api_key is not None else os.environ.get("LIFI_API_KEY") or None
+        base_url = base_url or os.environ.get("LIFI_API_URL") or DEFAULT_BASE_URL
+        api_key = api_key if api_key is not None else os.environ.get("LIFI_API_KEY") or None
         self.client = LifiClient(
             base_url,
             api_key,
@@ -119,35 +105,16 @@ class AggregatorProvider:
             timeout=timeout,
             retry=retry,
             transport=transport,
-            recorded=mode == "recorded",
             on_retry=on_retry,
         )
-
-    @classmethod
-    def recorded(cls, integrator: str = DEFAULT_INTEGRATOR, **kwargs: Any) -> AggregatorProvider:
-        """A provider answering from the recorded responses shipped with the package.
-
-        For notebooks without network: everything it returns is labelled recorded and is
-        not a live rate. ``recorded_requests()`` lists what it can answer.
-        """
-        kwargs.setdefault("poll_interval", 0.0)
-        return cls(integrator=integrator, mode="recorded", **kwargs)
 
     # -- description ------------------------------------------------------------------------
 
     @property
-    def is_recorded(self) -> bool:
-        return self.mode == "recorded"
-
-    @property
-    def source(self) -> str:
-        """``"recorded"`` or ``"live"``."""
-        return self.mode
-
-    @property
-    def note(self) -> str | None:
-        """The recorded-data label, or None for live data."""
-        return RECORDED_NOTE if self.is_recorded else None
+    def source(self) -> DataSource:
+        """``"local"`` when ``base_url``'s host is loopback (127.0.0.1, ::1, localhost): a
+        route server on this machine, not live rates; ``"live"`` otherwise."""
+        return data_source(self.client.base_url)
 
     @property
     def base_url(self) -> str:
@@ -157,22 +124,8 @@ class AggregatorProvider:
     def integrator(self) -> str | None:
         return self.client.integrator
 
-    def recorded_requests(self) -> dict[str, Any]:
-        """What recorded mode can answer: the recorded requests and tracked tx hashes."""
-        from .replay import RecordedAPI
-
-        api = RecordedAPI()
-        return {
-            "routes": [e["request"] for e in api.manifest["routes"]],
-            "quotes": [e["request"] for e in api.manifest["quotes"]],
-            "tx_hashes": recorded_tx_hashes(),
-            "note": RECORDED_NOTE,
-        }
-
     def __repr__(self) -> str:
-        if self.is_recorded:
-            return "AggregatorProvider(recorded: illustrative LI.FI-schema data, not live rates)"
-        return f"AggregatorProvider(live, {self.client!r}, integrator={self.integrator!r})"
+        return f"AggregatorProvider({self.source}, {self.client!r}, integrator={self.integrator!r})"
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -208,8 +161,9 @@ class AggregatorProvider:
         slippage: float | None = None,
         order: str | None = None,
     ) -> list[Route]:
-        """Every route LI.FI finds, ranked best first by net received value (see
-        :mod:`~settlement_widgets.aggregator.ranking`); each carries ``rank`` and ``net_usd``.
+        """Every route LI.FI finds, ranked best first by worst-case net received value (see
+        :mod:`~settlement_widgets.aggregator.ranking`); each carries ``rank``,
+        ``net_min_usd`` (the ranking key) and ``net_usd`` (the headline).
 
         ``from_amount`` is an int in the source token's smallest units; chains are ids or
         names (``"arbitrum"``); tokens are addresses or well-known symbols (``"USDC"``).
@@ -271,13 +225,14 @@ class AggregatorProvider:
         from_address: str,
         **kwargs: Any,
     ) -> pd.DataFrame:
-        """:meth:`routes` as a DataFrame (:func:`~settlement_widgets.aggregator.routes_frame`)."""
+        """:meth:`routes` as a DataFrame (:func:`~settlement_widgets.aggregator.routes_frame`),
+        with ``attrs["source"]`` = :attr:`source`."""
         from .frame import routes_frame
 
         routes = await self.routes(
             from_chain, to_chain, from_token, to_token, from_amount, from_address, **kwargs
         )
-        return routes_frame(routes, recorded=self.is_recorded)
+        return routes_frame(routes, source=self.source)
 
     async def quote(
         self,
@@ -414,7 +369,7 @@ class AggregatorProvider:
         ``send=True`` and a ``wallet`` whose address is the route's sender are given; then
         the approval is skipped if the allowance already covers the amount, each
         transaction is mined before the next, and a later step waits (:meth:`track`) for
-        the previous one to be DONE. Recorded plans are illustrative and refuse ``send``.
+        the previous one to be DONE.
         """
         if not isinstance(route, Route | Quote):
             raise SettlementValueError(
@@ -423,28 +378,21 @@ class AggregatorProvider:
         steps = (route.step,) if isinstance(route, Quote) else route.steps
         sender = steps[0].action.from_address
         if send:
-            self._check_send(route, wallet, sender)
+            self._check_send(wallet, sender)
         populated = [await self._populated(step) for step in steps]
         transactions = tuple(t for s in populated for t in plan_step(s))
         plan = ExecutionPlan(
             route_id=route.id,
             from_address=sender or (wallet.address if wallet is not None else ""),
             transactions=transactions,
-            recorded=route.recorded or self.is_recorded,
         )
         if not send:
             return plan
         assert wallet is not None
         return await self._send(plan, populated, wallet)
 
-    def _check_send(
-        self, route: Route | Quote, wallet: WalletClient | None, sender: str | None
-    ) -> None:
-        if route.recorded or self.is_recorded:
-            raise SettlementValueError(
-                "this route comes from recorded data: its transactions are illustrative and "
-                "are never sent. Use a live AggregatorProvider to execute."
-            )
+    @staticmethod
+    def _check_send(wallet: WalletClient | None, sender: str | None) -> None:
         if wallet is None:
             raise SettlementValueError("send=True needs wallet=WalletClient(...) to sign with")
         if sender is not None and sender.lower() != wallet.address.lower():

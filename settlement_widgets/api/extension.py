@@ -52,6 +52,8 @@ def explorer_handlers(base_url: str, service: SettlementService) -> list[tuple[s
     return [
         (root + "/?", ExplorerHandler, deps),
         (url_path_join(root, "(tx|address)", "([^/]+)"), ExplorerHandler, deps),
+        (url_path_join(root, "chain", r"(\d+)") + "/?", ExplorerHandler, deps),
+        (url_path_join(root, "chain", r"(\d+)", "(tx|address)", "([^/]+)"), ExplorerHandler, deps),
     ]
 
 

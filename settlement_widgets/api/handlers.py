@@ -142,9 +142,12 @@ class ExplorerHandler(JupyterHandler):
 
     @tornado.web.authenticated
     @authorized
-    async def get(self, kind: str = "", value: str = "") -> None:
+    async def get(self, *parts: str) -> None:
+        # (), (kind, value), (chain,) or (chain, kind, value): see explorer_handlers
+        chain = parts[0] if len(parts) in (1, 3) else None
+        kind, value = parts[-2:] if len(parts) >= 2 else ("", "")
         try:
-            status, page = await self.service.explorer_page(kind, value)
+            status, page = await self.service.explorer_page(kind, value, chain)
         except SettlementError as exc:
             self.log.warning("settlement explorer unavailable: %s", exc)
             from ..sandbox.explorer import not_found_page

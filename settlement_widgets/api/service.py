@@ -52,7 +52,7 @@ class SettlementService:
         self.proofs_path = proofs_path
         self.sandbox = sandbox
         self.limiter = RateLimiter(faucet_rate_limit, faucet_rate_window)
-        self._explorer: Any = None
+        self._explorers: dict[int | None, Any] = {}
         self._explorer_for: str | None = None
         # one HTTP client for every faucet call: building an httpx client loads the CA
         # bundle (~100 ms of CPU on the server's event loop), which under 50 concurrent
@@ -139,30 +139,47 @@ class SettlementService:
         body = await asyncio.to_thread(list_proofs, method, network, path=self.proofs_path)
         return Reply(200, body)
 
-    async def explorer_page(self, kind: str, value: str) -> tuple[int, str]:
+    async def explorer_page(
+        self, kind: str, value: str, chain: str | None = None
+    ) -> tuple[int, str]:
         """A page of the shared sandbox's explorer (``kind``: ``tx``, ``address`` or ``""`` for
-        the index), rendered here with links under the server: 404 without a shared sandbox."""
+        the index; ``chain``: another of its chains, the aggregator's), rendered here with
+        links under the server: 404 without a shared sandbox or for a chain it does not run."""
         from ..sandbox.explorer import not_found_page
 
         if self.sandbox is None or self.network_name != "local":
             return 404, not_found_page("Explorer", "this server owns no local sandbox")
         own = await self.sandbox.ensure()
-        if self._explorer is None or self._explorer_for != own.instance:
-            self._explorer = _explorer_of(own, self.sandbox.explorer_path)
+        if self._explorer_for != own.instance:
+            self._explorers = {}
             self._explorer_for = own.instance
+        key = None if chain is None else int(chain)
+        explorer = self._explorers.get(key)
+        if explorer is None:
+            explorer = _explorer_of(own, self.sandbox.explorer_path, key)
+            if explorer is None:
+                return 404, not_found_page("Chain", str(chain))
+            self._explorers[key] = explorer
         if kind == "tx":
-            return await self._explorer.tx(value)  # type: ignore[no-any-return]
+            return await explorer.tx(value)  # type: ignore[no-any-return]
         if kind == "address":
-            return await self._explorer.address(value)  # type: ignore[no-any-return]
-        return await self._explorer.index()  # type: ignore[no-any-return]
+            return await explorer.address(value)  # type: ignore[no-any-return]
+        return await explorer.index()  # type: ignore[no-any-return]
 
 
-def _explorer_of(network: Network, base: str) -> Any:
-    """The sandbox explorer over the sandbox's JSON-RPC, its links under ``base``."""
+def _explorer_of(network: Network, base: str, chain: int | None = None) -> Any:
+    """The sandbox explorer over the sandbox's JSON-RPC, its links under ``base``; for
+    ``chain`` (another of the sandbox's chains) under ``{base}/chain/<id>``, or None."""
     from web3 import AsyncHTTPProvider, AsyncWeb3
 
     from ..sandbox.explorer import Explorer, network_labels
 
+    if chain is not None:
+        for entry in (network.extra.get("aggregator") or {}).get("chains", ()):
+            if int(entry["chainId"]) == chain and chain != network.chain_id:
+                rpc = AsyncHTTPProvider(str(entry["rpcUrl"]), request_kwargs={"timeout": 10})
+                return Explorer(AsyncWeb3(rpc), base=f"{base}/chain/{chain}")
+        return None
     w3 = AsyncWeb3(AsyncHTTPProvider(network.rpc_url, request_kwargs={"timeout": 10}))
     token = (network.token, network.asset_symbol, network.asset_decimals) if network.token else None
     return Explorer(

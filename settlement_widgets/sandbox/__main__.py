@@ -44,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--wallets", type=int, default=4, help="funded dev wallets (1-8)")
     p.add_argument("--no-v4", action="store_true", help="skip the v4 deployment (faster)")
     p.add_argument(
+        "--aggregator",
+        action="store_true",
+        help="also a second chain, bridges, a relayer and a LI.FI-schema route server",
+    )
+    p.add_argument(
         "--faucet-cooldown", type=float, default=0.0, help="seconds between payouts per address"
     )
     p.add_argument("--durability", choices=("normal", "full"), default="normal")
@@ -61,6 +66,7 @@ async def _run(args: argparse.Namespace) -> int:
         "deterministic": args.deterministic,
         "wallets": args.wallets,
         "v4": not args.no_v4,
+        "aggregator": args.aggregator,
         "faucet_cooldown": args.faucet_cooldown,
         "durability": args.durability,
         "relay_port": args.relay_port,

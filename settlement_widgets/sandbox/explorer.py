@@ -239,7 +239,14 @@ class Explorer:
         from ..v4.events import decode_logs, event_table
 
         if self._table is None:
-            names = ("V4TestToken", "PoolManager", "PolicyHook", "SettlementAdapter")
+            names = (
+                "V4TestToken",
+                "PoolManager",
+                "PolicyHook",
+                "SettlementAdapter",
+                "SandboxBridge",
+                "SandboxRouter",
+            )
             self._table = event_table(*(load_artifact(name).abi for name in names))
         custody = to_checksum(self._custody) if self._custody else None
         others = [log for log in logs if to_checksum(str(_hex_address(log))) != custody]

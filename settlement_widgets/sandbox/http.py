@@ -6,7 +6,10 @@
   ``rpcUrl`` other processes use; absent when the chain is a real node (anvil, a URL);
 - ``GET /explorer/``, ``/explorer/tx/<hash>``, ``/explorer/address/<address>``: the local block
   explorer (:class:`~.explorer.Explorer`), the network profile's ``explorer_base``;
-- ``GET /profile.json``: the network profile of this sandbox.
+- ``GET /profile.json``: the network profile of this sandbox;
+- with the aggregator's second chain: ``POST /chain/<id>/rpc`` (when in-process) and ``GET
+  /explorer/chain/<id>/...`` for each other chain, and the LI.FI-schema route
+  server under ``/lifi/v1/`` (:class:`~.crosschain.routes.RouteServer`).
 
 Handlers only translate HTTP; the logic lives in those classes.
 """
@@ -14,7 +17,7 @@ Handlers only translate HTTP; the logic lives in those classes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import tornado.httpserver
@@ -22,6 +25,7 @@ import tornado.netutil
 import tornado.web
 
 if TYPE_CHECKING:
+    from .crosschain.routes import RouteServer
     from .explorer import Explorer
     from .faucet import Faucet
     from .jsonrpc import InProcessJsonRpc
@@ -37,6 +41,9 @@ class _Services:
     rpc: InProcessJsonRpc | None
     explorer: Explorer | None
     profile: dict[str, Any] | None = None
+    #: other chains by id: their JSON-RPC (None when served by their own node) and explorer
+    chains: dict[int, tuple[InProcessJsonRpc | None, Explorer | None]] = field(default_factory=dict)
+    lifi: RouteServer | None = None
 
 
 class _Base(tornado.web.RequestHandler):
@@ -55,6 +62,9 @@ class _Base(tornado.web.RequestHandler):
 
     def check_xsrf_cookie(self) -> None:  # JSON APIs without cookies
         return None
+
+    def _other(self, chain: str) -> tuple[InProcessJsonRpc | None, Explorer | None]:
+        return self.services.chains.get(int(chain), (None, None))
 
 
 class _FaucetHandler(_Base):
@@ -86,8 +96,8 @@ class _FaucetInfoHandler(_Base):
 
 
 class _RpcHandler(_Base):
-    async def post(self) -> None:
-        rpc = self.services.rpc
+    async def post(self, chain: str | None = None) -> None:
+        rpc = self.services.rpc if chain is None else self._other(chain)[0]
         if rpc is None:
             self.write_json(404, {"error": "this sandbox's chain is served by its own node"})
             return
@@ -104,7 +114,9 @@ class _RpcHandler(_Base):
 
 class _ExplorerHandler(_Base):
     async def get(self, kind: str = "", value: str = "") -> None:
-        explorer = self.services.explorer
+        await self.show(self.services.explorer, kind, value)
+
+    async def show(self, explorer: Explorer | None, kind: str, value: str) -> None:
         if explorer is None:
             self.set_status(404)
             self.finish("no explorer")
@@ -119,6 +131,59 @@ class _ExplorerHandler(_Base):
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
         self.finish(page)
+
+
+class _ChainExplorerHandler(_ExplorerHandler):
+    async def get(self, chain: str = "", kind: str = "", value: str = "") -> None:  # type: ignore[override]
+        await self.show(self._other(chain)[1], kind, value)
+
+
+class _LifiHandler(_Base):
+    """LI.FI's REST endpoints; errors in LI.FI's ``{"message", "code"}`` shape."""
+
+    def set_default_headers(self) -> None:
+        self.set_header("Access-Control-Allow-Origin", "*")
+
+    async def _answer(self, produce: Any) -> None:
+        from .crosschain.routes import LifiError
+
+        if self.services.lifi is None:
+            self.write_json(404, {"message": "this sandbox has no route server", "code": 1000})
+            return
+        try:
+            body = await produce(self.services.lifi)
+        except LifiError as exc:
+            self.write_json(exc.status, exc.body)
+            return
+        self.write_json(200, body)
+
+    async def get(self, endpoint: str) -> None:
+        args = {k: self.get_query_argument(k) for k in self.request.query_arguments}
+        if endpoint == "chains":
+            await self._answer(lambda s: s.chains_body())
+        elif endpoint == "tokens":
+            wanted = [int(c) for c in args.get("chains", "").split(",") if c.strip().isdigit()]
+            await self._answer(lambda s: s.tokens_body(wanted or None))
+        elif endpoint == "quote":
+            await self._answer(lambda s: s.quote_body(args))
+        elif endpoint == "status":
+            await self._answer(lambda s: s.status_body(args))
+        else:
+            self.write_json(404, {"message": f"unknown endpoint {endpoint}", "code": 1000})
+
+    async def post(self, endpoint: str) -> None:
+        try:
+            payload = json.loads(self.request.body)
+        except (ValueError, UnicodeDecodeError):
+            self.write_json(400, {"message": "the body is not JSON", "code": 1011})
+            return
+        if not isinstance(payload, dict):
+            self.write_json(400, {"message": "the body must be a JSON object", "code": 1011})
+            return
+        if endpoint == "routes":
+            await self._answer(lambda s: s.routes_body(payload))
+        else:
+            await self._answer(lambda s: s.step_transaction_body(payload))
 
 
 class _ProfileHandler(_Base):
@@ -157,6 +222,11 @@ class SandboxHttpServer:
                 (r"/explorer/?", _ExplorerHandler, args),
                 (r"/explorer/(tx|address)/([^/]+)", _ExplorerHandler, args),
                 (r"/profile\.json", _ProfileHandler, args),
+                (r"/chain/(\d+)/rpc/?", _RpcHandler, args),
+                (r"/explorer/chain/(\d+)/?", _ChainExplorerHandler, args),
+                (r"/explorer/chain/(\d+)/(tx|address)/([^/]+)", _ChainExplorerHandler, args),
+                (r"/lifi/v1/(chains|tokens|quote|status)", _LifiHandler, args),
+                (r"/lifi/v1/advanced/(routes|stepTransaction)", _LifiHandler, args),
             ]
         )
         sockets = tornado.netutil.bind_sockets(port, "127.0.0.1")

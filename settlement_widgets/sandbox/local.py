@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from ..v4.deploy import V4Deployment
     from ..wallet import WalletClient
     from .chain import Chain
+    from .crosschain.deploy import CrossChainDeployment
+    from .crosschain.relayer import BridgeRelayer
+    from .crosschain.routes import RouteServer
     from .deploy import ChannelDeployment
     from .faucet import Faucet
     from .http import SandboxHttpServer
@@ -55,6 +58,8 @@ _OPTIONS = frozenset(
         "write_profile",
         "token_funding",
         "broker_liquidity",
+        "aggregator",
+        "bridge_block_time",
     }
 )
 
@@ -75,7 +80,11 @@ class LocalSandbox:
     directory removed on close), ``durability`` (``"normal"``: survives a killed process;
     ``"full"``: also a power cut, with an fsync per commit), ``write_profile`` (also write
     ``$SETTLEMENT_HOME/sandbox/profile.json``), ``token_funding`` (test-token units minted
-    to each wallet), ``broker_liquidity`` (units the broker deposits into the custody).
+    to each wallet), ``broker_liquidity`` (units the broker deposits into the custody),
+    ``aggregator`` (also start a second chain with test USDC, three bridges and their
+    relayer, a WETH/USDC v4 pool and a LI.FI-schema route server at :attr:`lifi_url`; see
+    :mod:`~settlement_widgets.sandbox.crosschain`), ``bridge_block_time`` (seconds per block
+    the relayer mines while a transfer waits for confirmations).
     """
 
     def __init__(self, **options: Any) -> None:
@@ -114,7 +123,14 @@ class LocalSandbox:
         self.write_profile: bool = bool(options.get("write_profile", False))
         self.token_funding: int = options.get("token_funding", 1_000_000 * 10**6)
         self.broker_liquidity: int = options.get("broker_liquidity", 10_000_000 * 10**6)
+        self.with_aggregator: bool = bool(options.get("aggregator", False))
+        self.bridge_block_time: float = float(options.get("bridge_block_time", 0.2))
         self.chain: Chain | None = None
+        #: the aggregator's second chain (``aggregator=True``)
+        self.second_chain: Chain | None = None
+        self.crosschain: CrossChainDeployment | None = None
+        self.relayer: BridgeRelayer | None = None
+        self.route_server: RouteServer | None = None
         self.deployment: ChannelDeployment | None = None
         self.v4: V4Deployment | None = None
         self.relay: RelayNode | None = None
@@ -172,6 +188,43 @@ class LocalSandbox:
     def http_url(self) -> str:
         assert self.http is not None, "start the sandbox first"
         return self.http.url
+
+    @property
+    def lifi_url(self) -> str:
+        """Base URL of the sandbox's LI.FI-schema route server (``aggregator=True``):
+        ``AggregatorProvider(base_url=sb.lifi_url)``."""
+        url = self.network.extra.get("lifiUrl")
+        if not url:
+            raise ConfigurationError(
+                "this sandbox has no route server: start it with LocalSandbox(aggregator=True)"
+            )
+        return str(url)
+
+    @property
+    def chain_ids(self) -> tuple[int, ...]:
+        """The ids of the sandbox's chains (two with ``aggregator=True``)."""
+        return tuple(c.chain_id for c in (self.chain, self.second_chain) if c is not None)
+
+    def chain_on(self, chain_id: int) -> Chain:
+        """The running chain with id ``chain_id``."""
+        for chain in (self.chain, self.second_chain):
+            if chain is not None and chain.chain_id == chain_id:
+                return chain
+        raise SettlementValueError(
+            f"this sandbox runs no chain {chain_id!r} (its chains: {list(self.chain_ids)})"
+        )
+
+    def wallets_on(self, chain_id: int) -> tuple[WalletClient, ...]:
+        """The dev wallets (same keys as :attr:`wallets`) bound to chain ``chain_id``."""
+        chain = self.chain_on(chain_id)
+        if chain is self.chain:
+            return self._wallets
+        return tuple(chain.wallet(i) for i in range(1, self.wallet_count + 1))
+
+    def explorer_tx(self, chain_id: int, tx_hash: str) -> str:
+        """The sandbox explorer's page of ``tx_hash`` on chain ``chain_id``."""
+        self.chain_on(chain_id)
+        return explorer_tx(self.network, chain_id, tx_hash)
 
     def custody(self, wallet: WalletClient) -> CustodyClient:
         """A custody client of this sandbox's custody contract for ``wallet``."""
@@ -302,15 +355,95 @@ class LocalSandbox:
         if self.v4 is not None:
             network = self.v4.apply_to(network)
         self._network = network
+        labels = network_labels(network)
+        if self.with_aggregator:
+            network = await self._start_aggregator(network, base, labels)
         http.services.explorer = Explorer(
             chain.w3,
-            labels=network_labels(network),
+            labels=labels,
             custody=deployment.custody,
             token=(deployment.token, deployment.token_symbol, deployment.token_decimals),
         )
+        self._network = network
         http.set_profile(network.to_json())
         if self.write_profile:
             self._profile_path = write_profile(network)
+
+    async def _start_aggregator(
+        self, network: Network, base: str, labels: dict[str, str]
+    ) -> Network:
+        """Second chain, tokens, bridges, pool, relayer and route server (``aggregator``)."""
+        from dataclasses import replace
+
+        from .chain import InProcessChain, start_chain
+        from .crosschain.deploy import SECOND_CHAIN_ID, deploy_crosschain
+        from .crosschain.relayer import BridgeRelayer
+        from .crosschain.routes import RouteServer
+        from .explorer import Explorer
+        from .jsonrpc import InProcessJsonRpc
+
+        assert self.chain is not None and self.http is not None
+        backend = (
+            self.chain_backend if self.chain_backend in ("inprocess", "anvil") else "inprocess"
+        )
+        second = await start_chain(backend, chain_id=SECOND_CHAIN_ID)
+        self.second_chain = second
+        relayer_key = sandbox_key("bridge relayer") if self.deterministic else PrivateKey.generate()
+        crosschain = await deploy_crosschain(
+            [self.chain, second],
+            relayer=relayer_key.address,
+            fund=[w.address for w in self._wallets],
+            fund_amount=self.token_funding,
+            pool_manager=self.v4.pool_manager if self.v4 is not None else None,
+            modify_liquidity_router=(
+                self.v4.modify_liquidity_router if self.v4 is not None else None
+            ),
+        )
+        self.crosschain = crosschain
+        chains = {self.chain.chain_id: self.chain, second.chain_id: second}
+        second_explorer = f"{network.explorer_base}/chain/{second.chain_id}"
+        explorers = {self.chain.chain_id: network.explorer_base, second.chain_id: second_explorer}
+        self.route_server = RouteServer(
+            chains, crosschain, explorers, block_time=self.bridge_block_time
+        )
+        self.relayer = BridgeRelayer(
+            chains, crosschain, relayer_key, block_time=self.bridge_block_time
+        )
+        self.relayer.start()
+        chain_labels: dict[str, str] = {}
+        for d in crosschain.chains.values():
+            named = {d.usdc: "USDC (sandbox)", crosschain.relayer: "bridge relayer"}
+            named |= {address: f"{key} bridge" for key, address in d.bridges.items()}
+            if d.router is not None and d.weth is not None:
+                named |= {d.router: "SandboxRouter", d.weth: "WETH (sandbox)"}
+            if d.chain_id == self.chain.chain_id:
+                labels.update(named)
+            else:
+                chain_labels |= named
+                chain_labels |= {
+                    w.address: f"dev wallet {i}" for i, w in enumerate(self._wallets, 1)
+                }
+        services = self.http.services
+        services.lifi = self.route_server
+        services.chains[second.chain_id] = (
+            InProcessJsonRpc(second) if isinstance(second, InProcessChain) else None,
+            Explorer(second.w3, base=f"/explorer/chain/{second.chain_id}", labels=chain_labels),
+        )
+        aggregator = crosschain.to_json()
+        aggregator["chains"] = [
+            entry
+            | {
+                "rpcUrl": (
+                    chains[entry["chainId"]].rpc_url
+                    or (network.rpc_url if entry["chainId"] == self.chain.chain_id
+                        else f"{base}/chain/{entry['chainId']}/rpc")
+                ),
+                "explorerBase": explorers[entry["chainId"]],
+            }
+            for entry in aggregator["chains"]
+        ]  # fmt: skip
+        extra = {**network.extra, "lifiUrl": f"{base}/lifi/v1", "aggregator": aggregator}
+        return replace(network, extra=extra)
 
     async def restart_relay(self) -> None:
         """Stop the relay node and start a new one on the same port over the same ledger, as
@@ -336,6 +469,10 @@ class LocalSandbox:
 
     async def aclose(self) -> None:
         """Stop everything that was started (safe to call twice or after a failed start)."""
+        if self.relayer is not None:
+            with contextlib.suppress(Exception):
+                await self.relayer.stop()
+            self.relayer = None
         if self._profile_path is not None:
             remove_profile(self._profile_path, self._network)
             self._profile_path = None
@@ -347,10 +484,12 @@ class LocalSandbox:
             with contextlib.suppress(Exception):
                 await self.relay.aclose()
             self.relay = None
-        if self.chain is not None:
-            with contextlib.suppress(Exception):
-                await self.chain.aclose()
-            self.chain = None
+        for attr in ("second_chain", "chain"):
+            chain = getattr(self, attr)
+            if chain is not None:
+                with contextlib.suppress(Exception):
+                    await chain.aclose()
+                setattr(self, attr, None)
         if self._own_dir and self.data_dir is not None:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self.data_dir = None
@@ -366,6 +505,15 @@ async def _mint(deployer: WalletClient, token: str, to: str, amount: int) -> Non
     abi = load_artifact("TestToken").abi
     contract = deployer.w3.eth.contract(address=token, abi=abi)  # type: ignore[call-overload]
     await deployer.transact(contract.functions.mint(to, amount), abis=[abi])
+
+
+def explorer_tx(network: Network, chain_id: int, tx_hash: str) -> str:
+    """The explorer page of ``tx_hash`` on ``chain_id`` for a sandbox profile: the first
+    chain's under ``explorer_base``, another chain's under ``{explorer_base}/chain/<id>``."""
+    base = network.explorer_base
+    if chain_id != network.chain_id:
+        base = f"{base}/chain/{chain_id}"
+    return f"{base}/tx/{tx_hash}"
 
 
 def default_profile_path() -> Path:

@@ -32,16 +32,22 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import ConfigurationError, SettlementTimeoutError, UnavailableError
+from ..errors import (
+    ConfigurationError,
+    SettlementTimeoutError,
+    SettlementValueError,
+    UnavailableError,
+)
 from ..networks import Network
 
 if TYPE_CHECKING:
     from ..wallet import WalletClient
     from .chain import RpcChain
+    from .crosschain.deploy import CrossChainDeployment
 
 __all__ = [
     "EXPLORER_ENV",
@@ -161,6 +167,7 @@ class ServerSandbox:
             "-m",
             "settlement_widgets.sandbox",
             "--deterministic",
+            "--aggregator",
             "--wallets",
             str(self.wallets),
             stdin=asyncio.subprocess.DEVNULL,
@@ -256,8 +263,56 @@ class SharedSandbox:
     chain: RpcChain
     wallets: tuple[WalletClient, ...]
     http_url: str
+    #: the aggregator's other chains by id (the server's sandbox runs with ``--aggregator``)
+    other_chains: dict[int, RpcChain] = field(default_factory=dict)
+
+    @property
+    def lifi_url(self) -> str:
+        """The sandbox's LI.FI-schema route server (see ``LocalSandbox.lifi_url``)."""
+        url = self.network.extra.get("lifiUrl")
+        if not url:
+            raise ConfigurationError("the server's sandbox runs no route server")
+        return str(url)
+
+    @property
+    def chain_ids(self) -> tuple[int, ...]:
+        return (self.chain.chain_id, *self.other_chains)
+
+    @property
+    def crosschain(self) -> CrossChainDeployment | None:
+        """The aggregator's tokens, bridges and pool, as the sandbox's profile lists them."""
+        from .crosschain.deploy import CrossChainDeployment
+
+        data = self.network.extra.get("aggregator")
+        return None if data is None else CrossChainDeployment.from_json(data)
+
+    def chain_on(self, chain_id: int) -> RpcChain:
+        if chain_id == self.chain.chain_id:
+            return self.chain
+        try:
+            return self.other_chains[chain_id]
+        except KeyError:
+            raise SettlementValueError(
+                f"the server's sandbox runs no chain {chain_id!r} (its chains: "
+                f"{list(self.chain_ids)})"
+            ) from None
+
+    def wallets_on(self, chain_id: int) -> tuple[WalletClient, ...]:
+        """The dev wallets bound to chain ``chain_id`` (same keys as :attr:`wallets`)."""
+        chain = self.chain_on(chain_id)
+        if chain is self.chain:
+            return self.wallets
+        return tuple(chain.wallet(i) for i in range(1, len(self.wallets) + 1))
+
+    def explorer_tx(self, chain_id: int, tx_hash: str) -> str:
+        from .local import explorer_tx
+
+        self.chain_on(chain_id)
+        return explorer_tx(self.network, chain_id, tx_hash)
 
     async def aclose(self) -> None:
+        for other in self.other_chains.values():
+            await other.aclose()
         await self.chain.aclose()
 
     def __repr__(self) -> str:
@@ -290,9 +345,22 @@ async def connect_shared(
     if not own.rpc_url:
         raise ConfigurationError(f"the sandbox profile at {profile_path} has no rpcUrl")
     chain = await RpcChain.connect(own.rpc_url, accounts=max(wallets + 1, 2))
+    others: dict[int, RpcChain] = {}
+    try:
+        for entry in (own.extra.get("aggregator") or {}).get("chains", ()):
+            if int(entry["chainId"]) != chain.chain_id:
+                others[int(entry["chainId"])] = await RpcChain.connect(
+                    str(entry["rpcUrl"]), accounts=max(wallets + 1, 2)
+                )
+    except BaseException:
+        for other in others.values():
+            await other.aclose()
+        await chain.aclose()
+        raise
     return SharedSandbox(
         network=replace(own, explorer_base=explorer_base.rstrip("/")),
         chain=chain,
         wallets=tuple(chain.wallet(i) for i in range(1, wallets + 1)),
         http_url=str(own.extra["httpUrl"]),
+        other_chains=others,
     )

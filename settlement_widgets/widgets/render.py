@@ -27,7 +27,6 @@ from .viewmodels import (
     GREEN,
     MUTED,
     SECONDARY,
-    YELLOW,
     AddressLine,
     CardViewModel,
     SelectorViewModel,
@@ -74,9 +73,7 @@ def tint(colour: str, percent: int) -> str:
 
 
 #: pill label -> its text colour (its background is a tint of it); see ``viewmodels.card_pill``
-PILL: Mapping[str, str] = MappingProxyType(
-    {"live": GREEN, "testnet": BLUE, "local": CYAN, "recorded": YELLOW}
-)
+PILL: Mapping[str, str] = MappingProxyType({"live": GREEN, "testnet": BLUE, "local": CYAN})
 
 #: Static CSS (no dynamic text) for the selector composite: the container, transparent
 #: click targets over the cards, a ring on the card under the pointer or the keyboard focus.
@@ -151,8 +148,8 @@ def render_caption_html() -> str:
 
 
 def render_pill_html(pill: str) -> str:
-    """A card's pill (``live``, ``recorded``, ``local``, ``testnet``...): coloured text on
-    a tint of the same colour."""
+    """A card's pill (``live``, ``local``, ``testnet``...): coloured text on a tint of the
+    same colour (other labels in the muted colour)."""
     colour = PILL.get(pill, MUTED)
     return (
         f'<span class="sw-pill" data-pill="{_attr(pill)}" style="font-size:{SMALL};'

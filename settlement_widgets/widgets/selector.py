@@ -37,8 +37,8 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     that is already selected, as the original's ``onChange``; ``set_selected`` changes the
     selection from Python without calling it. Errors raised by ``on_change`` (or by a
     coroutine it returns) are shown in :attr:`errors`, below the cards.
-    ``aggregator_source`` (``live``, ``local`` or ``recorded``) is where the aggregator's
-    data comes from, so its card's pill never says ``live`` for recorded data.
+    ``aggregator_source`` (``live`` or ``local``) is where the aggregator's data comes
+    from, so its card's pill never says ``live`` for a route server on this machine.
     """
 
     selected = traitlets.Unicode("aggregator", help="the selected settlement method")

@@ -138,24 +138,22 @@ class AddressLine:
     href: str | None
 
 
-#: where the aggregator's routes come from: the LI.FI API, a route server on this machine, or
-#: the recorded (synthetic) responses shipped with the package
-AggregatorSource = Literal["live", "local", "recorded"]
-_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+#: where the aggregator's routes come from: the LI.FI API, or a route server on this machine
+#: (the same values as ``AggregatorProvider.source``)
+AggregatorSource = Literal["live", "local"]
+_AGGREGATOR_SOURCES: frozenset[str] = frozenset({"live", "local"})
 #: the pill of a method that runs on a network, per network name (other names are shown as is)
 _NETWORK_PILLS: Mapping[str, str] = MappingProxyType({"local": "local", "sepolia": "testnet"})
 
 
-def aggregator_source(*, recorded: bool, base_url: str | None) -> AggregatorSource:
-    """Where an aggregator provider's data comes from, for its pill: ``recorded`` when it
-    serves recorded or synthetic responses, ``local`` when its API is on this machine (a
-    loopback route server or test server), ``live`` otherwise."""
-    if recorded:
-        return "recorded"
-    from urllib.parse import urlsplit
+def aggregator_source(base_url: str | None) -> AggregatorSource:
+    """Where an aggregator provider at ``base_url`` gets its data, for its pill: ``local``
+    when its API is on this machine (the sandbox's route server or a test server), ``live``
+    otherwise. The rule is the provider's own (:mod:`settlement_widgets.aggregator.source`),
+    imported here only when asked, so the widgets do not load the HTTP client."""
+    from ..aggregator.source import data_source
 
-    host = urlsplit(base_url or "").hostname
-    return "local" if host in _LOOPBACK_HOSTS else "live"
+    return data_source(base_url)
 
 
 def card_pill(method: str, network_name: str, aggregator: AggregatorSource = "live") -> str:
@@ -163,8 +161,8 @@ def card_pill(method: str, network_name: str, aggregator: AggregatorSource = "li
 
     The spec's ``status`` (``live``/``demo``) says what a method *can* be; the pill says what
     this card runs on now: the aggregator is ``live`` only when its data comes from the live
-    API (``recorded`` or ``local`` otherwise); channel and v4 run on the network: ``local``
-    for the sandbox on this machine, ``testnet`` on Sepolia.
+    API (``local`` for a route server on this machine); channel and v4 run on the network:
+    ``local`` for the sandbox on this machine, ``testnet`` on Sepolia.
     """
     if validate_method(method) == "aggregator":
         return aggregator
@@ -219,10 +217,8 @@ class SelectorViewModel:
         """The selector on ``network``; ``aggregator`` says where the aggregator's data
         comes from (``live`` for the default provider, which calls the LI.FI API)."""
         method = validate_method(selected)
-        if aggregator not in ("live", "local", "recorded"):
-            raise SettlementValueError(
-                f"aggregator must be 'live', 'local' or 'recorded', got {aggregator!r}"
-            )
+        if aggregator not in _AGGREGATOR_SOURCES:
+            raise SettlementValueError(f"aggregator must be 'live' or 'local', got {aggregator!r}")
         display = _NETWORK_DISPLAY.get(network.name, network.name)
         if network.name != "sepolia":
             display = f"{display} · chain {network.chain_id}"

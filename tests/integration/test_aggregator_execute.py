@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
-from importlib import resources
 from typing import Any
 
 import pytest
@@ -19,7 +18,6 @@ from web3 import AsyncWeb3
 from web3.providers.eth_tester import AsyncEthereumTesterProvider
 
 from settlement_widgets.aggregator import AggregatorProvider
-from settlement_widgets.aggregator.testserver import Fault, LifiTestServer
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.errors import (
     ConfigurationError,
@@ -27,6 +25,7 @@ from settlement_widgets.errors import (
     TransactionFailedError,
 )
 from settlement_widgets.wallet import WalletClient
+from tests.lifi_synthetic import Fault, LifiTestServer, fixture
 
 SPENDER = "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF"  # an EOA standing in for LI.FI
 RECIPIENT = "0x6813Eb9362372EEF6200f3b1dbC3f819671cBA69"
@@ -50,9 +49,7 @@ async def setup_chain() -> tuple[WalletClient, Any, int]:
 
 
 def local_quote(chain_id: int, token: str, sender: str, value: int) -> bytes:
-    files = resources.files("settlement_widgets.aggregator")
-    quote = json.loads(files.joinpath("recorded", "quote_arb_usdc_to_op_usdc.json").read_text())
-    quote = copy.deepcopy(quote)
+    quote = fixture("quote_arb_usdc_to_op_usdc.json")
     action, estimate = quote["action"], quote["estimate"]
     action.update(fromChainId=chain_id, fromAmount=str(AMOUNT), fromAddress=sender)
     action["fromToken"].update(address=token, chainId=chain_id)
@@ -118,9 +115,8 @@ async def test_wrong_chain_or_wrong_sender_sends_nothing(server: LifiTestServer)
 
 def two_step_route(chain_id: int, sender: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A route of two native-coin steps on the local chain, and each step's populated form."""
-    files = resources.files("settlement_widgets.aggregator")
-    data = json.loads(files.joinpath("recorded", "routes_arb_usdc_to_op_usdc.json").read_text())
-    tokens = json.loads(files.joinpath("recorded", "tokens.json").read_text())
+    data = fixture("routes_arb_usdc_to_op_usdc.json")
+    tokens = fixture("tokens.json")
     native = {**tokens["tokens"]["42161"][0], "chainId": chain_id}
     route = copy.deepcopy(data["routes"][2])
     route.update(fromChainId=chain_id, fromToken=native, fromAddress=sender)
@@ -139,11 +135,7 @@ def two_step_route(chain_id: int, sender: str) -> tuple[dict[str, Any], list[dic
 async def test_a_later_step_waits_for_the_previous_one(server: LifiTestServer) -> None:
     wallet, _, chain_id = await setup_chain()
     route, populated = two_step_route(chain_id, wallet.address)
-    done = json.loads(
-        resources.files("settlement_widgets.aggregator")
-        .joinpath("recorded", "status_done.json")
-        .read_text()
-    )
+    done = fixture("status_done.json")
     body = json.dumps({"routes": [route], "unavailableRoutes": {}}).encode()
     server.inject("POST", "/advanced/routes", Fault(body=body))
     server.inject(

@@ -1,5 +1,6 @@
-"""The LI.FI client against a loopback LI.FI (real HTTP on 127.0.0.1): retries, backoff,
-Retry-After, error mapping, malformed bodies, timeouts, status tracking."""
+"""The LI.FI client against a loopback LI.FI (real HTTP on 127.0.0.1, serving the synthetic
+fixtures): retries, backoff, Retry-After and LI.FI's ratelimit-* headers, error mapping,
+malformed bodies, unknown fields, timeouts, status tracking."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ import json
 import socket
 from collections.abc import Iterator
 from decimal import Decimal
-from importlib import resources
 from typing import Any
 
 import pytest
 
-from settlement_widgets.aggregator import AggregatorProvider, RetryEvent, Status
-from settlement_widgets.aggregator.replay import recorded_tx_hashes
-from settlement_widgets.aggregator.testserver import Fault, LifiTestServer
+from settlement_widgets.aggregator import (
+    APPROVAL_GAS,
+    AggregatorProvider,
+    RateLimit,
+    RetryEvent,
+    Status,
+)
 from settlement_widgets.errors import (
     AggregatorError,
     AggregatorResponseError,
@@ -27,15 +31,13 @@ from settlement_widgets.errors import (
     SettlementTimeoutError,
     SettlementValueError,
 )
+from tests.lifi_synthetic import Fault, LifiTestServer, fixture, synthetic_tx_hashes
 
 SENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 REQUEST = (42161, 10, "USDC", "USDC", 100_000_000, SENDER)
 ROUTES = ("POST", "/advanced/routes")
-
-
-def recorded(name: str) -> Any:
-    files = resources.files("settlement_widgets.aggregator")
-    return json.loads(files.joinpath("recorded", name).read_text())
+# the approval LI.FI's gas leaves out: 46,000 gas at the fixtures' 0.05 gwei, ETH at $3128.45
+APPROVAL_USD = Decimal(APPROVAL_GAS * 50_000_000).scaleb(-18) * Decimal("3128.45")
 
 
 @pytest.fixture
@@ -60,8 +62,10 @@ async def test_routes_quote_chains_tokens_over_http(server: LifiTestServer) -> N
     assert "secret-key-123" not in repr(provider)
     routes = await provider.routes(*REQUEST)
     assert [r.rank for r in routes] == [1, 2, 3, 4]
-    assert routes[0].tools == ("relay",) and routes[0].net_usd == Decimal("99.87")
-    assert not any(r.recorded for r in routes)  # live mode: the provider cannot know
+    assert routes[0].tools == ("relay",)
+    assert routes[0].net_usd == Decimal("99.87") - APPROVAL_USD
+    assert routes[0].net_min_usd == Decimal("99.4005") - Decimal("0.03") - APPROVAL_USD
+    assert provider.source == "local"  # a loopback server is never called live
     best = await provider.best_route(*REQUEST)
     assert best.id == routes[0].id
     quote = await provider.quote("arbitrum", "optimism", "USDC", "USDC", 100_000_000, SENDER)
@@ -140,6 +144,78 @@ async def test_429_every_time_raises_rate_limited(server: LifiTestServer) -> Non
     assert server.count(*ROUTES) == 3
 
 
+async def test_429_without_retry_after_waits_for_the_ratelimit_reset(
+    server: LifiTestServer,
+) -> None:
+    limits = {"limit": "100", "remaining": "0", "reset": "0.2"}
+    server.inject(*ROUTES, Fault.rate_limited(retry_after=None, ratelimit=limits))
+    events: list[RetryEvent] = []
+    provider = fast(server, on_retry=events.append)  # backoff alone would be milliseconds
+    assert len(await provider.routes(*REQUEST)) == 4
+    first, second = [r for r in server.requests if r.path.endswith("/advanced/routes")]
+    assert second.at - first.at >= 0.2  # LI.FI's window, measured on the server's clock
+    (event,) = events
+    assert event.retry_after == 0.2 and event.delay >= 0.2
+    assert event.rate_limit is not None
+    assert (event.rate_limit.limit, event.rate_limit.remaining) == (100, 0)
+    # the successful answer carried no headers: the last state seen is kept
+    assert provider.client.rate_limit == event.rate_limit
+
+
+async def test_retry_after_wins_over_the_ratelimit_reset(server: LifiTestServer) -> None:
+    limits = {"limit": "100", "remaining": "0", "reset": "30"}
+    server.inject(*ROUTES, Fault.rate_limited(retry_after="0.05", ratelimit=limits))
+    events: list[RetryEvent] = []
+    provider = fast(server, on_retry=events.append)
+    assert len(await provider.routes(*REQUEST)) == 4
+    (event,) = events
+    assert event.retry_after == 0.05 and event.delay < 1  # not the 30 s window
+
+
+async def test_rate_limit_state_is_read_from_successful_answers_too(
+    server: LifiTestServer,
+) -> None:
+    headers = {"ratelimit-limit": "200", "ratelimit-remaining": "199", "ratelimit-reset": "60"}
+    server.inject("GET", "/chains", Fault(headers=headers))
+    provider = fast(server)
+    assert provider.client.rate_limit is None  # nothing seen yet, nothing assumed
+    await provider.chains()
+    seen = provider.client.rate_limit
+    assert isinstance(seen, RateLimit)
+    assert (seen.limit, seen.remaining, seen.reset_seconds) == (200, 199, 60.0)
+    assert seen.seen_at.tzinfo is not None
+
+
+async def test_giving_up_on_429_says_what_lifi_said_about_the_limit(
+    server: LifiTestServer,
+) -> None:
+    limits = {"limit": "100", "remaining": "0", "reset": "0"}
+    # the last 429 carries no ratelimit-* headers: the last state seen is what is reported
+    server.inject(
+        *ROUTES,
+        Fault.rate_limited(retry_after=None, ratelimit=limits),
+        Fault.rate_limited(retry_after="0"),
+    )
+    provider = fast(server, max_retries=1)
+    with pytest.raises(RateLimitedError, match="after 2 attempts") as info:
+        await provider.routes(*REQUEST)
+    message = str(info.value)
+    assert "0 of 100 requests left" in message and "window resets in 0 s" in message
+    assert info.value.rate_limit == provider.client.rate_limit
+    assert info.value.rate_limit is not None and info.value.rate_limit.remaining == 0
+
+
+async def test_a_ratelimit_reset_beyond_max_retry_after_is_not_waited_out(
+    server: LifiTestServer,
+) -> None:
+    limits = {"limit": "100", "remaining": "0", "reset": "3600"}
+    server.inject(*ROUTES, Fault.rate_limited(retry_after=None, ratelimit=limits))
+    with pytest.raises(RateLimitedError, match="wait 3600 s") as info:
+        await fast(server, max_retry_after=30).routes(*REQUEST)
+    assert info.value.retry_after == 3600 and "window resets in 3600 s" in str(info.value)
+    assert server.count(*ROUTES) == 1
+
+
 async def test_500_n_times_gives_up_with_a_clear_error(server: LifiTestServer) -> None:
     server.inject(*ROUTES, *[Fault.server_error(message="Upstream bridge API failed")] * 10)
     provider = fast(server, max_retries=3)
@@ -175,7 +251,7 @@ async def test_400_is_not_retried_and_keeps_message_and_code(server: LifiTestSer
 async def test_no_route_is_its_own_error(server: LifiTestServer) -> None:
     provider = fast(server)
     with pytest.raises(NoRouteError) as info:
-        await provider.routes(42161, 10, "USDC", "USDC", 7, SENDER)  # nothing recorded for 7
+        await provider.routes(42161, 10, "USDC", "USDC", 7, SENDER)  # no fixture for 7
     assert info.value.status == 404 and info.value.code == 1002
     assert server.count(*ROUTES) == 1
 
@@ -232,6 +308,35 @@ async def test_quote_without_estimate_is_a_clear_error(server: LifiTestServer) -
         await fast(server).quote(*REQUEST)
 
 
+async def test_unknown_fields_in_routes_steps_and_status_are_ignored(
+    server: LifiTestServer,
+) -> None:
+    plain = await fast(server).routes(*REQUEST)
+    data = fixture("routes_arb_usdc_to_op_usdc.json")
+    data["someNewField"] = {"x": 1}
+    for route in data["routes"]:
+        route["fromAddress"] = route["toAddress"] = SENDER
+        route["insurance"]["newInsuranceField"] = True
+        route["newRouteField"] = [1, "two", None]
+        step = route["steps"][0]
+        step["action"]["fromAddress"] = step["action"]["toAddress"] = SENDER
+        step["newStepField"] = {"nested": {"deeper": []}}
+        step["estimate"]["newEstimateField"] = "0.1"
+        for included in step["includedSteps"]:
+            included["newIncludedField"] = 0
+            included["action"]["fromAddress"] = included["action"]["toAddress"] = SENDER
+    server.inject(*ROUTES, Fault.json(data))
+    assert await fast(server).routes(*REQUEST) == plain
+
+    done = fixture("status_done.json")
+    done.update(newStatusField={"a": 1}, metadata={"integrator": "x", "extra": True})
+    done["receiving"]["newReceivingField"] = "y"
+    server.inject("GET", "/status", Fault.json(done))
+    status = await fast(server).status(synthetic_tx_hashes()[0])
+    assert status.done and status.receiving is not None
+    assert status.receiving.amount == 99_905_000
+
+
 # --- unreachable, slow, bad input --------------------------------------------------------
 
 
@@ -270,7 +375,7 @@ async def test_bad_input_sends_nothing(server: LifiTestServer) -> None:
 
 
 async def test_track_polls_until_done_and_reports_progress(server: LifiTestServer) -> None:
-    tx_hash = recorded_tx_hashes()[0]
+    tx_hash = synthetic_tx_hashes()[0]
     server.inject("GET", "/status", Fault(body=b'{"status": "NOT_FOUND"}'))
     seen: list[Status] = []
 
@@ -289,11 +394,27 @@ async def test_track_polls_until_done_and_reports_progress(server: LifiTestServe
     assert server.requests[0].query["txHash"] == [tx_hash]
 
 
+async def test_track_keeps_polling_while_the_transaction_is_not_indexed(
+    server: LifiTestServer,
+) -> None:
+    """LI.FI answers 200 ``NOT_FOUND`` until it has indexed the transaction: not an error,
+    not final, so ``track`` polls on (and reports NOT_FOUND once)."""
+    not_found = {"status": "NOT_FOUND", "message": "Not yet indexed", "newField": [1]}
+    server.inject("GET", "/status", *[Fault.json(not_found)] * 5)
+    seen: list[str] = []
+    final = await fast(server).track(
+        synthetic_tx_hashes()[0], on_progress=lambda s: seen.append(s.status), poll_interval=0
+    )
+    assert final.done
+    assert seen == ["NOT_FOUND", "PENDING", "PENDING", "DONE"]  # two PENDING substatuses
+    assert server.count("GET", "/status") == 5 + 3  # five NOT_FOUND, then the fixtures' three
+
+
 async def test_track_returns_failed_and_reports_unchanged_status_once(
     server: LifiTestServer,
 ) -> None:
-    pending = json.dumps(recorded("status_pending_source.json")).encode()
-    failed = recorded("status_pending_source.json")
+    pending = json.dumps(fixture("status_pending_source.json")).encode()
+    failed = fixture("status_pending_source.json")
     failed.update(status="FAILED", substatus="SLIPPAGE_EXCEEDED")
     server.inject(
         "GET",
@@ -304,7 +425,7 @@ async def test_track_returns_failed_and_reports_unchanged_status_once(
     )
     seen: list[str] = []
     final = await fast(server).track(
-        recorded_tx_hashes()[0], on_progress=lambda s: seen.append(s.status)
+        synthetic_tx_hashes()[0], on_progress=lambda s: seen.append(s.status)
     )
     assert final.failed and final.substatus == "SLIPPAGE_EXCEEDED"
     assert seen == ["PENDING", "FAILED"]  # the repeated PENDING is reported once
@@ -312,10 +433,10 @@ async def test_track_returns_failed_and_reports_unchanged_status_once(
 
 
 async def test_track_times_out(server: LifiTestServer) -> None:
-    pending = json.dumps(recorded("status_pending_source.json")).encode()
+    pending = json.dumps(fixture("status_pending_source.json")).encode()
     server.inject("GET", "/status", *[Fault(body=pending)] * 200)
     with pytest.raises(SettlementTimeoutError, match="still PENDING/WAIT_SOURCE_CONFIRMATIONS"):
-        await fast(server).track(recorded_tx_hashes()[0], poll_interval=0.01, timeout=0.1)
+        await fast(server).track(synthetic_tx_hashes()[0], poll_interval=0.01, timeout=0.1)
 
 
 # --- execution plans ---------------------------------------------------------------------
@@ -329,7 +450,7 @@ async def test_execute_plan_populates_steps_and_sends_nothing(server: LifiTestSe
     posted = next(r for r in server.requests if r.path.endswith("/stepTransaction")).json()
     assert posted["id"] == best.steps[0].id  # the step object goes back as LI.FI sent it
     assert [t.kind for t in plan.transactions] == ["approve", "step"]
-    assert not plan.sent and plan.tx_hashes == () and not plan.recorded
+    assert not plan.sent and plan.tx_hashes == ()
     assert plan.from_address == SENDER
     with pytest.raises(SettlementValueError, match="needs wallet"):
         await provider.execute_plan(best, send=True)

@@ -17,10 +17,12 @@ import pytest
 import pytest_asyncio
 
 from settlement_widgets.channel import ChannelConfig, ChannelProvider
+from settlement_widgets.contracts import load_artifact
 from settlement_widgets.dashboard import SettlementDashboard
 from settlement_widgets.erc7824.types import ChannelStatus
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.v4 import PoolKey, V4Provider
+from settlement_widgets.wallet import WalletClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 U = 10**6
@@ -28,7 +30,9 @@ U = 10**6
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def sandbox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LocalSandbox]:
-    async with LocalSandbox(wallets=4, data_dir=tmp_path_factory.mktemp("sandbox")) as sb:
+    async with LocalSandbox(
+        wallets=4, data_dir=tmp_path_factory.mktemp("sandbox"), aggregator=True
+    ) as sb:
         yield sb
 
 
@@ -129,15 +133,49 @@ async def test_v4_settles_intents_through_the_policy_hook(sandbox: LocalSandbox)
         await board.aclose()
 
 
-async def test_routes_are_ranked_from_recorded_data(sandbox: LocalSandbox) -> None:
-    board = _board(sandbox, 0, selected="aggregator")
+async def test_the_best_route_is_executed_between_the_sandbox_chains(
+    sandbox: LocalSandbox,
+) -> None:
+    """The aggregator card ranks the sandbox route server's routes, executes the best one
+    with the dashboard's wallet and follows it to the other chain: balances move on both."""
+    board = _board(sandbox, 1, selected="aggregator")
+    a, b = sandbox.chain_ids
+    assert sandbox.crosschain is not None
+    usdc = {c: sandbox.crosschain.chains[c].usdc for c in (a, b)}
+    abi = load_artifact("TestToken").abi
+    user_a, user_b = sandbox.wallets_on(a)[1], sandbox.wallets_on(b)[1]
+
+    async def held(wallet: WalletClient, chain: int) -> int:
+        token = wallet.w3.eth.contract(address=usdc[chain], abi=abi)  # type: ignore[call-overload]
+        return int(await token.functions.balanceOf(wallet.address).call())
+
+    before = (await held(user_a, a), await held(user_b, b))
     try:
+        assert board.routes_source == "local"
         await _click(board, "show_routes")
-        assert "RECORDED DATA, not live rates" in board.routes_html
-        assert board.routes_html.count("</tr>") == 5  # header + 4 routes
-        assert "4 routes ranked (recorded data); best: relay" in board.activity[-1].text
+        assert "LOCAL route server on this machine" in board.routes_html
+        assert f"100 USDC chain {a} → chain {b} (sandbox chains)" in board.routes_html
+        assert board.routes_html.count("</tr>") == 4  # header + 3 bridges
+        lines = [line.text for line in board.activity]
+        assert (
+            lines[0]
+            == "3 routes ranked (local route server); best: slowboat, "
+            + (lines[0].rsplit(", ", 1)[1])
+        )
+        assert "worst-case net $" in lines[0]
+        done = board.activity[-1]
+        assert done.level == "ok", lines
+        assert done.text.startswith(f"DONE/COMPLETED: sent 100.00 USDC on chain {a}")
+        assert done.href == sandbox.explorer_tx(b, done.href.rsplit("/", 1)[1])  # type: ignore[union-attr]
+        assert [line.text for line in board.activity[1:3]] == [
+            f"approve mined on chain {a}",
+            f"step mined on chain {a}",
+        ]
     finally:
         await board.aclose()
+    after = (await held(user_a, a), await held(user_b, b))
+    assert before[0] - after[0] == 100 * 10**6
+    assert after[1] - before[1] == 99_950_000  # Slowboat's 0.05 % fee
 
 
 async def test_a_failing_action_is_logged_and_the_buttons_come_back(

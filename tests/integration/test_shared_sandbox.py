@@ -163,6 +163,17 @@ receipt = await session.user.transact(to=session.wallets[1].address, value=12345
 tx = "0x" + bytes(receipt["transactionHash"]).hex()
 print("LINK", session.network.explorer.tx_url(tx))
 print("SANDBOX", type(session.sandbox).__name__)
+# the server's sandbox runs the aggregator's second chain and route server too
+from settlement_widgets import AggregatorProvider
+sb = session.sandbox
+a, b = sb.chain_ids
+usdc = {c: sb.crosschain.chains[c].usdc for c in (a, b)}
+async with AggregatorProvider(base_url=sb.lifi_url, poll_interval=0.05) as p:
+    route = await p.best_route(a, b, usdc[a], usdc[b], 10**6, session.user.address)
+    plan = await p.execute_plan(route, wallet=session.user, send=True)
+    final = await p.track(plan.tx_hashes[-1])
+print("BRIDGED", final.status, final.receiving.chain_id)
+print("BLINK", sb.explorer_tx(b, final.receiving.tx_hash))
 await session.aclose()
 """
 
@@ -185,6 +196,19 @@ def test_explorer_link_outlives_the_kernel_under_a_base_url(tmp_path: Path) -> N
         href = link.group(1)
         # a path under the server's base_url, not a port of the sandbox
         assert href.startswith(f"{BASE}settlement/explorer/tx/0x"), href
+        # the bridged transfer's receiving transaction, on the second chain, under the server
+        assert "BRIDGED DONE 31338" in output, output
+        blink = re.search(r"BLINK (\S+)", output)
+        assert blink is not None
+        assert blink.group(1).startswith(f"{BASE}settlement/explorer/chain/31338/tx/0x")
+        bpage = httpx.get(
+            server.origin + blink.group(1),
+            headers={"Authorization": f"token {server.token}"},
+            timeout=60,
+        )
+        assert bpage.status_code == 200 and "class='ok'>success" in bpage.text
+        assert "TransferReleased" in bpage.text
+        assert f"href='{BASE}settlement/explorer/chain/31338/address/0x" in bpage.text
         gone = httpx.delete(
             server.url + f"api/kernels/{kernel_id}",
             headers={"Authorization": f"token {server.token}"},

@@ -8,7 +8,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from browser_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, LoopbackPage
-from playwright.sync_api import Route, sync_playwright
+from playwright.sync_api import Route, expect, sync_playwright
+
+#: ``expect`` waits as long as the pages do (each test sets its page's default timeout to its
+#: own T); Playwright's 5 s default is shorter than an action that mines on two chains, and a
+#: person at the browser waits for it too
+expect.set_options(timeout=240_000)
 
 
 @pytest.fixture

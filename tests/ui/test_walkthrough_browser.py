@@ -27,6 +27,7 @@ T = 240_000
 #: the server's explorer (base_url "/"), not a sandbox port that dies with a kernel
 EXPLORER_TX = re.compile(r"^/settlement/explorer/tx/0x[0-9a-f]{64}$")
 EXPLORER_ADDRESS = re.compile(r"^/settlement/explorer/address/(0x[0-9a-fA-F]{40})$")
+EXPLORER_CHAIN_TX = re.compile(r"^/settlement/explorer/chain/31338/tx/0x[0-9a-f]{64}$")
 #: the v4 hook's permission bits (low 14 bits of its address): beforeSwap only
 BEFORE_SWAP = 1 << 7
 ALL_HOOK_FLAGS = (1 << 14) - 1
@@ -236,16 +237,30 @@ def _click_through(page: Page, lab: Lab, where: str) -> None:
     _explorer_answers(page, lab, settled[-1], contains="IntentSettled")
     page.screenshot(path=str(ARTIFACTS / f"{shot}-dashboard-v4-settled.png"), full_page=True)
 
-    # aggregator: the routes table, twice (recorded data, and it says so)
+    # aggregator, twice: the sandbox route server's routes ranked, the best executed on the
+    # first chain and followed to DONE on the second, the receiving transaction linked
     selector.locator("button.sw-card-aggregator").click()
     expect(dashboard.locator(".sw-actions-aggregator")).to_be_visible()
+    expect(selector.locator(".sw-card-body[data-method='aggregator'] .sw-pill")).to_have_text(
+        "local"
+    )
+    received: list[str] = []
     for _ in range(2):
         line = _act(dashboard, "show-routes", where)
-        expect(line).to_contain_text("routes ranked")
+        expect(line).to_contain_text("routes ranked (local route server)")
         table = dashboard.locator(".sw-routes-table")
         expect(table).to_be_visible()
-        expect(table).to_contain_text(re.compile("recorded", re.IGNORECASE))
-        assert table.locator("tbody tr").count() >= 1
+        expect(table).to_contain_text("LOCAL route server on this machine")
+        assert table.locator("tbody tr").count() == 3
+        done = dashboard.locator(".sw-log-line").last
+        expect(done).to_contain_text("DONE/COMPLETED: sent 100.00 USDC")
+        link = done.locator("a")
+        expect(link).to_have_attribute("href", EXPLORER_CHAIN_TX)
+        href = link.get_attribute("href")
+        assert href is not None
+        received.append(href)
+    assert received[0] != received[1]
+    _explorer_answers(page, lab, received[-1], contains="TransferReleased")
     page.screenshot(path=str(ARTIFACTS / f"{shot}-dashboard-routes.png"), full_page=True)
     _no_error_box(dashboard, where)
 

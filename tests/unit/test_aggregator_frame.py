@@ -1,24 +1,25 @@
-"""routes_frame: stable columns and dtypes, exact integer amounts beside human units;
-routes_styler: the same routes as a table for people, escaped."""
+"""routes_frame: stable columns and dtypes, exact integer amounts beside human units, the
+worst-case and headline nets side by side; routes_styler: the same routes as a table for
+people, escaped."""
 
 from __future__ import annotations
 
 import copy
-import json
 import math
-from importlib import resources
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from settlement_widgets.aggregator import (
-    RECORDED_NOTE,
     ROUTE_COLUMNS,
     ROUTE_TABLE_COLUMNS,
     routes_frame,
     routes_styler,
 )
 from settlement_widgets.aggregator.models import parse_routes
+from settlement_widgets.errors import SettlementValueError
+from tests.lifi_synthetic import fixture
 
 # The contract, spelled out: a change here is a breaking change for notebooks.
 EXPECTED = {
@@ -41,6 +42,7 @@ EXPECTED = {
     "fees_usd": "float64",
     "included_fees_usd": "float64",
     "gas_usd": "float64",
+    "approval_gas_usd": "float64",
     "net_usd": "float64",
     "net_min_usd": "float64",
     "duration_s": "float64",
@@ -48,9 +50,8 @@ EXPECTED = {
 }
 
 
-def recorded_routes_json() -> dict[str, Any]:
-    files = resources.files("settlement_widgets.aggregator")
-    return json.loads(files.joinpath("recorded", "routes_arb_usdc_to_op_usdc.json").read_text())
+def routes_json() -> dict[str, Any]:
+    return fixture("routes_arb_usdc_to_op_usdc.json")  # type: ignore[no-any-return]
 
 
 def dtypes(frame: pd.DataFrame) -> dict[str, str]:
@@ -59,9 +60,9 @@ def dtypes(frame: pd.DataFrame) -> dict[str, str]:
 
 def test_columns_and_dtypes_are_stable() -> None:
     assert ROUTE_COLUMNS == EXPECTED
-    full = routes_frame(parse_routes(recorded_routes_json(), source="t"))
+    full = routes_frame(parse_routes(routes_json(), source="t"))
     empty = routes_frame([])
-    one = routes_frame(parse_routes(recorded_routes_json(), source="t")[:1])
+    one = routes_frame(parse_routes(routes_json(), source="t")[:1])
     for frame in (full, empty, one):
         assert list(frame.columns) == list(EXPECTED)
         assert dtypes(frame) == EXPECTED
@@ -69,19 +70,24 @@ def test_columns_and_dtypes_are_stable() -> None:
 
 
 def test_rows_are_ranked_and_hold_the_breakdown() -> None:
-    frame = routes_frame(parse_routes(recorded_routes_json(), source="t"))
+    frame = routes_frame(parse_routes(routes_json(), source="t"))
     assert list(frame["rank"]) == [1, 2, 3, 4]
     assert list(frame["tools"]) == ["relay", "across", "cbridge", "stargateV2"]
-    assert frame["net_usd"].is_monotonic_decreasing
+    assert frame["net_min_usd"].is_monotonic_decreasing  # the ranking key
     top = frame.iloc[0]
     assert math.isclose(top["net_usd"], top["to_amount_usd"] - top["fees_usd"] - top["gas_usd"])
+    worst_case = top["to_amount_usd"] * top["to_amount_min"] / top["to_amount"]
+    assert math.isclose(top["net_min_usd"], worst_case - top["fees_usd"] - top["gas_usd"])
+    assert math.isclose(top["approval_gas_usd"], 0.007195435)  # part of gas_usd
+    assert math.isclose(top["gas_usd"], 0.03 + top["approval_gas_usd"])
+    assert (frame["net_min_usd"] < frame["net_usd"]).all()
     stargate = frame.iloc[-1]
     assert stargate["to_amount"] == frame["to_amount"].max()  # highest toAmount, ranked last
     assert stargate["fees_usd"] == 0.92 and stargate["tags"] == "CHEAPEST"
 
 
 def test_amounts_are_exact_python_ints_alongside_units() -> None:
-    data = recorded_routes_json()
+    data = routes_json()
     route = copy.deepcopy(data["routes"][0])
     big = 2**70 + 3  # beyond int64: must not be rounded or overflow
     route["toAmount"] = str(big)
@@ -99,7 +105,7 @@ def test_amounts_are_exact_python_ints_alongside_units() -> None:
 
 
 def test_unpriced_routes_have_nan_usd_and_keep_dtypes() -> None:
-    data = recorded_routes_json()
+    data = routes_json()
     route = copy.deepcopy(data["routes"][3])
     del route["toAmountUSD"]
     del route["toToken"]["priceUSD"]
@@ -107,15 +113,17 @@ def test_unpriced_routes_have_nan_usd_and_keep_dtypes() -> None:
     assert dtypes(frame) == EXPECTED
     last = frame.iloc[-1]
     assert last["route_id"] == route["id"] and math.isnan(last["net_usd"])
+    assert math.isnan(last["net_min_usd"]) and math.isnan(last["approval_gas_usd"])
 
 
-def test_recorded_label_lives_in_attrs() -> None:
-    live = routes_frame(parse_routes(recorded_routes_json(), source="t"))
-    assert live.attrs == {"source": "live", "recorded": False}
-    rec = routes_frame(parse_routes(recorded_routes_json(), source="t", recorded=True))
-    assert rec.attrs["recorded"] is True and rec.attrs["source"] == "recorded"
-    assert rec.attrs["note"] == RECORDED_NOTE and "not live rates" in RECORDED_NOTE
-    assert routes_frame([], recorded=True).attrs["recorded"] is True
+def test_the_source_lives_in_attrs() -> None:
+    live = routes_frame(parse_routes(routes_json(), source="t"))
+    assert live.attrs == {"source": "live"}
+    local = routes_frame(parse_routes(routes_json(), source="t"), source="local")
+    assert local.attrs == {"source": "local"}
+    assert routes_frame([], source="local").attrs == {"source": "local"}
+    with pytest.raises(SettlementValueError, match="source"):
+        routes_frame([], source="recorded")  # type: ignore[arg-type]
 
 
 # --- routes_styler: the table people read ----------------------------------------------------
@@ -130,20 +138,22 @@ def _cells(html: str) -> list[list[str]]:
 
 
 def test_route_table_has_human_headers_units_and_best_first() -> None:
-    frame = routes_frame(parse_routes(recorded_routes_json(), source="t"))
+    frame = routes_frame(parse_routes(routes_json(), source="t"))
     html = routes_styler(frame).to_html()
     header, *rows = _cells(html)
     assert header == [
         "#",
         "Tool",
         "You receive",
+        "At least",
         "Fees (USD)",
         "Gas (USD)",
-        "Net (USD)",
+        "Net, worst case (USD)",
         "Duration",
     ]
     assert header == list(ROUTE_TABLE_COLUMNS)
-    assert "to_amount_units" not in html and "net_usd" not in html
+    assert ROUTE_TABLE_COLUMNS["Net, worst case (USD)"] == "net_min_usd"  # the ranking key
+    assert "to_amount_units" not in html and "net_min_usd" not in html
     assert [r[:2] for r in rows] == [
         ["1", "relay"],
         ["2", "across"],
@@ -151,9 +161,12 @@ def test_route_table_has_human_headers_units_and_best_first() -> None:
         ["4", "stargateV2"],
     ]
     assert rows[1][2] == "99.912345 USDC"  # with the token's symbol, exact to 6 decimals
-    assert rows[3][3] == "0.92"  # USD with two decimals
+    assert rows[1][3] == "99.412783 USDC"  # toAmountMin: what the ranking counts on
+    assert rows[3][4] == "0.92"  # USD with two decimals
+    assert rows[0][5] == "0.04"  # 0.03 of LI.FI's gas + 0.0072 for the approval
+    assert rows[0][6] == "99.36"
     for row in rows:
-        assert row[6].endswith((" s", " min")), row
+        assert row[7].endswith((" s", " min")), row
     # the same HTML on every run (nbval compares notebook outputs): a fixed table id
     assert html == routes_styler(frame).to_html() and 'id="T_sw_routes"' in html
     # in the theme's colours, at a legible size
@@ -161,7 +174,7 @@ def test_route_table_has_human_headers_units_and_best_first() -> None:
 
 
 def test_route_table_escapes_what_the_api_says() -> None:
-    data = recorded_routes_json()
+    data = routes_json()
     route = copy.deepcopy(data["routes"][0])
     for step in (route["steps"][0], *route["steps"][0]["includedSteps"]):
         step["tool"] = "<img src=x onerror=alert(1)>"
@@ -173,12 +186,12 @@ def test_route_table_escapes_what_the_api_says() -> None:
 
 
 def test_route_table_of_unpriced_and_no_routes() -> None:
-    data = recorded_routes_json()
+    data = routes_json()
     route = copy.deepcopy(data["routes"][3])
     del route["toAmountUSD"]
     del route["toToken"]["priceUSD"]
     frame = routes_frame(parse_routes({"routes": [route]}, source="t"))
     (row,) = _cells(routes_styler(frame).to_html())[1:]
-    assert row[5] == "n/a"  # net unknown without a price
+    assert row[6] == "n/a"  # net unknown without a price
     header, *rows = _cells(routes_styler(routes_frame([])).to_html())
     assert header[1] == "Tool" and rows == []

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import copy
-import json
 import random
 from datetime import UTC, datetime
 from decimal import Decimal
-from importlib import resources
 from typing import Any
 
 import pytest
 from eth_abi import decode
 
 from settlement_widgets.aggregator import RetryPolicy, TransferRequest
-from settlement_widgets.aggregator.client import backoff_delay, parse_retry_after
+from settlement_widgets.aggregator.client import (
+    RateLimit,
+    backoff_delay,
+    parse_rate_limit,
+    parse_retry_after,
+)
 from settlement_widgets.aggregator.models import (
     parse_chains,
     parse_quote,
@@ -32,40 +35,36 @@ from settlement_widgets.errors import (
     SettlementValueError,
     UnknownOptionError,
 )
+from tests.lifi_synthetic import fixture
 
 SENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
-
-
-def recorded(name: str) -> Any:
-    files = resources.files("settlement_widgets.aggregator")
-    return json.loads(files.joinpath("recorded", name).read_text())
 
 
 # --- parsing -----------------------------------------------------------------------------
 
 
-def test_recorded_responses_parse() -> None:
-    routes = parse_routes(recorded("routes_arb_usdc_to_op_usdc.json"), source="t")
+def test_synthetic_fixtures_parse() -> None:
+    routes = parse_routes(fixture("routes_arb_usdc_to_op_usdc.json"), source="t")
     assert len(routes) == 4
     r = routes[0]
     assert (r.from_chain_id, r.to_chain_id) == (42161, 10)
     assert r.from_amount == 100_000_000 and isinstance(r.to_amount, int)
     assert r.to_amount_units == Decimal("99.95")
     assert r.steps[0].included_steps[0].type == "cross"
-    assert r.tools == ("stargateV2",) and r.recorded is False
-    quote = parse_quote(recorded("quote_arb_usdc_to_op_usdc.json"), source="t", recorded=True)
-    assert quote.recorded and quote.transaction_request is not None
+    assert r.tools == ("stargateV2",)
+    quote = parse_quote(fixture("quote_arb_usdc_to_op_usdc.json"), source="t")
+    assert quote.transaction_request is not None
     assert quote.transaction_request.chain_id == 42161 and quote.transaction_request.value == 0
-    status = parse_status(recorded("status_done.json"), source="t")
+    status = parse_status(fixture("status_done.json"), source="t")
     assert status.done and status.receiving is not None and status.receiving.amount == 99_905_000
-    chains = parse_chains(recorded("chains.json"), source="t")
+    chains = parse_chains(fixture("chains.json"), source="t")
     assert {c.id for c in chains} >= {1, 10, 42161}
-    tokens = parse_tokens(recorded("tokens.json"), source="t")
+    tokens = parse_tokens(fixture("tokens.json"), source="t")
     assert any(t.symbol == "USDC" for t in tokens[10])
 
 
 def test_amounts_are_exact_ints_beyond_int64() -> None:
-    data = recorded("routes_arb_usdc_to_op_usdc.json")
+    data = fixture("routes_arb_usdc_to_op_usdc.json")
     route = data["routes"][0]
     huge = 2**200 + 12345
     route["toAmount"] = str(huge)
@@ -93,7 +92,7 @@ def test_amounts_are_exact_ints_beyond_int64() -> None:
     ],
 )
 def test_missing_fields_name_their_path(path: tuple[Any, ...], expected: str) -> None:
-    data = recorded("routes_arb_usdc_to_op_usdc.json")
+    data = fixture("routes_arb_usdc_to_op_usdc.json")
     target = data
     for key in path[:-1]:
         target = target[key]
@@ -121,10 +120,35 @@ def test_missing_fields_name_their_path(path: tuple[Any, ...], expected: str) ->
     ],
 )
 def test_wrong_types_are_clear_errors(field: str, value: Any, problem: str) -> None:
-    data = recorded("routes_arb_usdc_to_op_usdc.json")
+    data = fixture("routes_arb_usdc_to_op_usdc.json")
     data["routes"][0][field] = value
     with pytest.raises(AggregatorResponseError, match=problem):
         parse_routes(data, source="t")
+
+
+def test_unknown_fields_anywhere_are_ignored() -> None:
+    """The live API adds fields over time; a field not read here must change nothing."""
+    data = fixture("routes_arb_usdc_to_op_usdc.json")
+    plain = parse_routes(data, source="t")
+    extra = copy.deepcopy(data)
+    extra["newTopLevel"] = {"anything": [1, 2]}
+    route = extra["routes"][0]
+    route["riskScore"] = 0.2
+    route["fromToken"]["verified"] = True
+    step = route["steps"][0]
+    step["newStepField"] = ["x"]
+    step["estimate"]["feeSplit"] = {"integratorFee": "0"}
+    step["estimate"]["gasCosts"][0]["newGasField"] = None
+    step["includedSteps"][0]["action"]["newActionField"] = "y"
+    assert parse_routes(extra, source="t") == plain
+    status = fixture("status_done.json")
+    known = parse_status(status, source="t")
+    status.update(newStatusField={"nested": True}, bridgeExplorerLink=None)
+    status["sending"]["includedSteps"] = []
+    assert parse_status(status, source="t") == known
+    assert parse_status({"status": "NOT_FOUND", "message": "not indexed"}, source="t").status == (
+        "NOT_FOUND"
+    )
 
 
 def test_bodies_that_are_not_objects() -> None:
@@ -134,7 +158,7 @@ def test_bodies_that_are_not_objects() -> None:
 
 
 def test_quote_and_step_transaction_requests_are_checked() -> None:
-    quote = recorded("quote_arb_usdc_to_op_usdc.json")
+    quote = fixture("quote_arb_usdc_to_op_usdc.json")
     no_tx = copy.deepcopy(quote)
     del no_tx["transactionRequest"]
     with pytest.raises(AggregatorResponseError, match="transactionRequest is missing"):
@@ -156,7 +180,7 @@ def test_status_rules() -> None:
         parse_status({"status": "PENDING"}, source="t")
     with pytest.raises(AggregatorResponseError, match="must be one of"):
         parse_status({"status": "SETTLED"}, source="t")
-    pending = parse_status(recorded("status_pending_source.json"), source="t")
+    pending = parse_status(fixture("status_pending_source.json"), source="t")
     assert not pending.is_final and pending.substatus == "WAIT_SOURCE_CONFIRMATIONS"
 
 
@@ -232,6 +256,23 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after("-1") is None
 
 
+def test_parse_rate_limit_reads_what_lifi_sends_and_invents_nothing() -> None:
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+    headers = {"RateLimit-Limit": "200", "ratelimit-remaining": "0", "ratelimit-reset": "42"}
+    assert parse_rate_limit(headers, now=now) == RateLimit(200, 0, 42.0, now)
+    # the structured form (first item, parameters dropped); a missing header stays unknown
+    partial = parse_rate_limit({"ratelimit-limit": "100, 100;w=60"}, now=now)
+    assert partial == RateLimit(100, None, None, now)
+    assert parse_rate_limit({}, now=now) is None
+    assert parse_rate_limit({"ratelimit-limit": "lots", "x-other": "1"}, now=now) is None
+    assert parse_rate_limit({"ratelimit-reset": "-5"}, now=now) is None
+    text = RateLimit(100, 0, 42.0, now).describe()
+    assert text == "0 of 100 requests left, window resets in 42 s (seen 12:00:00 UTC)"
+    assert RateLimit(None, None, 1.5, now).describe() == (
+        "window resets in 1.5 s (seen 12:00:00 UTC)"
+    )
+
+
 def test_backoff_grows_exponentially_with_bounded_jitter() -> None:
     policy = RetryPolicy(backoff_base=0.5, backoff_max=4.0, jitter=0.5)
     rng = random.Random(7)
@@ -251,7 +292,7 @@ def test_backoff_grows_exponentially_with_bounded_jitter() -> None:
 
 
 def test_plan_approves_exactly_the_amount_for_erc20() -> None:
-    quote = parse_quote(recorded("quote_arb_usdc_to_op_usdc.json"), source="t")
+    quote = parse_quote(fixture("quote_arb_usdc_to_op_usdc.json"), source="t")
     approve, step = plan_step(quote.step)
     assert approve.kind == "approve" and step.kind == "step"
     assert approve.to == quote.action.from_token.address
@@ -264,8 +305,8 @@ def test_plan_approves_exactly_the_amount_for_erc20() -> None:
 
 
 def test_plan_of_native_source_has_no_approval() -> None:
-    data = recorded("quote_arb_usdc_to_op_usdc.json")
-    data["action"]["fromToken"] = recorded("tokens.json")["tokens"]["42161"][0]  # ETH
+    data = fixture("quote_arb_usdc_to_op_usdc.json")
+    data["action"]["fromToken"] = fixture("tokens.json")["tokens"]["42161"][0]  # ETH
     (only,) = plan_step(parse_quote(data, source="t").step)
     assert only.kind == "step"
     unpopulated = copy.deepcopy(data)

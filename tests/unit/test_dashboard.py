@@ -6,6 +6,8 @@ carries its time and how long it took, the routes table and the aggregator's pil
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -22,12 +24,20 @@ from settlement_widgets.errors import InvalidAddressError, SettlementValueError,
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.wallet import WalletClient
+from tests.lifi_synthetic import LifiTestServer
 
 KEY = PrivateKey(b"\x11" * 32)
 
 
 def _dashboard(**kwargs: object) -> SettlementDashboard:
     return SettlementDashboard(SEPOLIA, WalletClient(KEY), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def lifi() -> Iterator[LifiTestServer]:
+    """A loopback LI.FI serving the synthetic fixtures (the dashboard's route among them)."""
+    with LifiTestServer() as server:
+        yield server
 
 
 @pytest.mark.parametrize(
@@ -90,7 +100,7 @@ def test_buttons_reflect_what_is_allowed() -> None:
     disabled = {a for a, b in board.buttons.items() if b.disabled}
     assert disabled == {"transfer", "close_channel"}
     assert board.buttons["transfer"].description == "Transfer 1 ytest.usd"
-    assert board.buttons["show_routes"].description == "Show best routes (recorded)"
+    assert board.buttons["show_routes"].description == "Show best routes"
 
 
 def test_a_click_that_is_not_allowed_changes_nothing_and_says_so() -> None:
@@ -208,42 +218,78 @@ def test_buttons_fit_their_labels_and_explain_themselves() -> None:
     assert "text-overflow:clip" in board._status.value
 
 
-def test_the_aggregator_pill_says_where_the_routes_come_from() -> None:
-    from settlement_widgets.aggregator import AggregatorProvider
+def test_the_aggregator_pill_says_where_the_routes_come_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from settlement_widgets.aggregator import DEFAULT_BASE_URL, AggregatorProvider
+
+    monkeypatch.delenv("LIFI_API_URL", raising=False)
 
     def pill(board: SettlementDashboard) -> str:
         (card,) = [c for c in board.selector.view_model.cards if c.id == "aggregator"]
         return card.pill
 
+    # no provider and no route server in the network profile: the live LI.FI API
     board = _dashboard()
-    assert board.routes_source == "recorded" and pill(board) == "recorded"
+    assert board.routes_source == "live" and pill(board) == "live"
+    assert board._aggregator_provider().base_url == DEFAULT_BASE_URL
+    # the sandbox's profile names its LI.FI-schema route server: the default uses it
+    url = "http://127.0.0.1:8555/lifi/v1"
+    sandboxed = replace(SEPOLIA, extra={"lifiUrl": url})
+    board = SettlementDashboard(sandboxed, WalletClient(KEY))
+    assert board._aggregator_provider().base_url == url
+    assert board.routes_source == "local" and pill(board) == "local"
+    # a provider given wins, and its host decides
     local = AggregatorProvider(base_url="http://127.0.0.1:9/v1")
     assert pill(_dashboard(aggregator=local)) == "local"
     assert pill(_dashboard(aggregator=AggregatorProvider())) == "live"
-    assert pill(_dashboard(aggregator=AggregatorProvider.recorded())) == "recorded"
+    assert pill(
+        SettlementDashboard(sandboxed, WalletClient(KEY), aggregator=AggregatorProvider())
+    ) == ("live")
     # the channel and v4 cards on Sepolia: a testnet
     assert {c.pill for c in board.selector.view_model.cards if c.id != "aggregator"} == {"testnet"}
 
 
-async def test_an_action_logs_its_result_with_time_and_elapsed_and_the_bar_collapses() -> None:
-    board = _dashboard(selected="aggregator")
-    task = board.click("show_routes")  # recorded routes: no network needed
+async def test_an_action_logs_its_result_with_time_and_elapsed_and_the_bar_collapses(
+    lifi: LifiTestServer,
+) -> None:
+    from settlement_widgets.aggregator import AggregatorProvider
+
+    provider = AggregatorProvider(base_url=lifi.url)
+    board = _dashboard(selected="aggregator", aggregator=provider)
+    task = board.click("show_routes")  # a loopback LI.FI: no network needed
     assert task is not None and board.busy
     await board.wait_idle(timeout=60)
     assert not board.busy and board.errors.messages == ()
+    assert lifi.count("POST", "/advanced/routes") == 1
     (line,) = board.activity
-    assert line.level == "ok" and line.text.startswith("4 routes ranked (recorded data); best:")
+    assert line.level == "ok"
+    assert line.text.startswith("4 routes ranked (local route server); best: relay")
     assert line.at is not None and line.elapsed is not None and line.elapsed >= 0
     # the progress line collapsed to one line saying how long it took
     (shown,) = board._progress.children
     (label,) = shown.children
-    assert "Show best routes (recorded): done in " in label.value
+    assert "Show best routes: done in " in label.value
     # the routes as a table for people, under an honest heading
     html = board.routes_html
-    assert "RECORDED DATA, not live rates" in html
+    assert "LOCAL route server on this machine, not live rates" in html
     for header in ("Tool", "You receive", "Fees (USD)", "Gas (USD)", "Duration"):
         assert f">{header}</th>" in html
     assert "to_amount_units" not in html and html.count("</tr>") == 5
+    await board.aclose()
+
+
+async def test_the_default_provider_asks_the_route_server_of_the_network_profile(
+    lifi: LifiTestServer,
+) -> None:
+    network = replace(SEPOLIA, extra={"lifiUrl": lifi.url})
+    board = SettlementDashboard(network, WalletClient(KEY), selected="aggregator")
+    board.click("show_routes")
+    await board.wait_idle(timeout=60)
+    assert board.errors.messages == () and lifi.count("POST", "/advanced/routes") == 1
+    (line,) = board.activity
+    assert line.level == "ok" and "(local route server)" in line.text
+    assert "LOCAL route server on this machine" in board.routes_html
     await board.aclose()
 
 

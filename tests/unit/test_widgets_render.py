@@ -22,6 +22,7 @@ from settlement_widgets.widgets import (
 from settlement_widgets.widgets.render import RING
 from settlement_widgets.widgets.viewmodels import (
     BLUE,
+    CYAN,
     GREEN,
     MUTED,
     PURPLE,
@@ -214,11 +215,11 @@ def test_an_explorer_on_the_jupyter_server_is_linked_by_path() -> None:
     [
         ("aggregator", "sepolia", "live", "live"),
         ("aggregator", "local", "live", "live"),  # the aggregator is multi-chain
-        ("aggregator", "local", "recorded", "recorded"),
+        ("aggregator", "local", "local", "local"),
         ("aggregator", "sepolia", "local", "local"),
         ("channel", "local", "live", "local"),
-        ("v4", "local", "recorded", "local"),
-        ("channel", "sepolia", "recorded", "testnet"),
+        ("v4", "local", "local", "local"),
+        ("channel", "sepolia", "local", "testnet"),
         ("v4", "sepolia", "live", "testnet"),
         ("channel", "holesky", "live", "holesky"),  # another network: named, never "live"
     ],
@@ -230,33 +231,34 @@ def test_card_pill_tells_where_the_data_comes_from(
 
 
 @pytest.mark.parametrize(
-    ("recorded", "base_url", "source"),
+    ("base_url", "source"),
     [
-        (True, None, "recorded"),
-        (True, "https://li.quest/v1", "recorded"),
-        (False, "https://li.quest/v1", "live"),
-        (False, "http://127.0.0.1:8123/v1", "local"),
-        (False, "http://localhost:8123", "local"),
-        (False, "http://[::1]:8123/v1", "local"),
-        (False, "https://lifi.example.org/v1", "live"),
+        (None, "live"),
+        ("https://li.quest/v1", "live"),
+        ("http://127.0.0.1:8123/v1", "local"),
+        ("http://127.0.0.1:8123/lifi/v1", "local"),  # the sandbox's route server
+        ("http://localhost:8123", "local"),
+        ("http://[::1]:8123/v1", "local"),
+        ("https://lifi.example.org/v1", "live"),
     ],
 )
-def test_aggregator_source_of_a_provider(recorded: bool, base_url: str | None, source: str) -> None:
-    assert aggregator_source(recorded=recorded, base_url=base_url) == source
+def test_aggregator_source_of_a_provider(base_url: str | None, source: str) -> None:
+    assert aggregator_source(base_url) == source
 
 
-def test_selector_pills_on_the_local_sandbox_with_recorded_routes() -> None:
-    vm = SelectorViewModel.build("channel", LOCAL, "recorded")
+def test_selector_pills_on_the_local_sandbox_with_its_route_server() -> None:
+    vm = SelectorViewModel.build("channel", LOCAL, "local")
     assert [(c.id, c.status, c.pill) for c in vm.cards] == [
-        ("aggregator", "live", "recorded"),  # the spec's status is kept for the API
+        ("aggregator", "live", "local"),  # the spec's status is kept for the API
         ("channel", "demo", "local"),
         ("v4", "demo", "local"),
     ]
     pills = assert_inert(render_selector_html(vm), LOCAL.explorer_base).by_class("sw-pill")
-    assert [p.text for p in pills] == ["recorded", "local", "local"]
-    assert f"color:{YELLOW}" in pills[0].attrs["style"]
-    with pytest.raises(SettlementValueError, match="aggregator must be"):
-        SelectorViewModel.build("channel", LOCAL, "fake")  # type: ignore[arg-type]
+    assert [p.text for p in pills] == ["local", "local", "local"]
+    assert f"color:{CYAN}" in pills[0].attrs["style"]
+    for retired in ("recorded", "fake"):
+        with pytest.raises(SettlementValueError, match="aggregator must be 'live' or 'local'"):
+            SelectorViewModel.build("channel", LOCAL, retired)  # type: ignore[arg-type]
 
 
 # --- theme and legibility --------------------------------------------------------------------
@@ -281,7 +283,7 @@ def _every_rendering() -> list[str]:
     }
     return [
         *(render_selector_html(SelectorViewModel.build(m, SEPOLIA)) for m in ("channel", "v4")),
-        render_selector_html(SelectorViewModel.build("aggregator", LOCAL, "recorded")),
+        render_selector_html(SelectorViewModel.build("aggregator", LOCAL, "local")),
         status_html(**full),
         status_html(provider="v4", settlement_tx=TX),
         status_html(settlement_tx="pending"),

@@ -273,10 +273,10 @@ def pills(sel: SettlementSelector) -> list[str]:
 
 def test_the_aggregator_pill_follows_the_data_source_across_re_renders() -> None:
     assert pills(SettlementSelector()) == ["live", "testnet", "testnet"]
-    sel = SettlementSelector(aggregator_source="recorded")
-    assert pills(sel) == ["recorded", "testnet", "testnet"]
+    sel = SettlementSelector(aggregator_source="local")
+    assert pills(sel) == ["local", "testnet", "testnet"]
     sel.click("v4")  # a re-render keeps what the pill says
-    assert pills(sel) == ["recorded", "testnet", "testnet"]
-    assert sel.view_model.cards[0].pill == "recorded"
+    assert pills(sel) == ["local", "testnet", "testnet"]
+    assert sel.view_model.cards[0].pill == "local"
     with pytest.raises(SettlementValueError, match="aggregator must be"):
         SettlementSelector(aggregator_source="fake")  # type: ignore[arg-type]

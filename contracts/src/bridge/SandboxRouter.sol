@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.26;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+
+import {IPoolManager} from "@uniswap/v4-core/src/interfaces/IPoolManager.sol";
+import {IUnlockCallback} from "@uniswap/v4-core/src/interfaces/callback/IUnlockCallback.sol";
+import {PoolKey} from "@uniswap/v4-core/src/types/PoolKey.sol";
+import {Currency} from "@uniswap/v4-core/src/types/Currency.sol";
+import {BalanceDelta, BalanceDeltaLibrary} from "@uniswap/v4-core/src/types/BalanceDelta.sol";
+import {SwapParams} from "@uniswap/v4-core/src/types/PoolOperation.sol";
+import {TickMath} from "@uniswap/v4-core/src/libraries/TickMath.sol";
+
+interface ISandboxBridge {
+    function startTransfer(
+        address token,
+        uint256 amount,
+        uint256 destinationChainId,
+        address receiver,
+        address destinationToken,
+        uint256 minAmountOut,
+        address refundTo
+    ) external payable returns (bytes32);
+}
+
+/// @title SandboxRouter
+/// @notice The sandbox's counterpart of an aggregator's entry contract: one transaction swaps
+///         in a Uniswap v4 pool and hands the output to a bridge, so a route can have a swap
+///         step. `quoteExactInput` prices a swap by running it against the pool's real state
+///         and reverting (the v4 quoter pattern); the route server calls it with eth_call.
+/// @dev Exact-input swaps of ERC-20s only. The router never keeps tokens: everything it
+///      receives in a transaction leaves it in the same transaction.
+contract SandboxRouter is IUnlockCallback {
+    using SafeERC20 for IERC20;
+    using BalanceDeltaLibrary for BalanceDelta;
+
+    IPoolManager public immutable manager;
+
+    error NotPoolManager();
+    error SlippageExceeded(uint256 amountOut, uint256 minAmountOut);
+    error QuoteResult(uint256 amountOut);
+    error NativeNotSupported();
+
+    event SwappedAndBridged(
+        address indexed sender, address tokenIn, uint256 amountIn, address tokenOut, uint256 amountOut, bytes32 transferId
+    );
+
+    constructor(IPoolManager manager_) {
+        manager = manager_;
+    }
+
+    /// @notice Swap `amountIn` of the pool's input currency for the other one (at least
+    ///         `minSwapOut`), then start a bridge transfer of all of it for `receiver`.
+    function swapAndBridge(
+        PoolKey calldata key,
+        bool zeroForOne,
+        uint256 amountIn,
+        uint256 minSwapOut,
+        address bridge,
+        uint256 destinationChainId,
+        address receiver,
+        address destinationToken,
+        uint256 minAmountOut
+    ) external payable returns (bytes32 transferId, uint256 swapOut) {
+        (address tokenIn, address tokenOut) = _tokens(key, zeroForOne);
+        IERC20(tokenIn).safeTransferFrom(msg.sender, address(this), amountIn);
+        swapOut = abi.decode(manager.unlock(abi.encode(false, key, zeroForOne, amountIn)), (uint256));
+        if (swapOut < minSwapOut) revert SlippageExceeded(swapOut, minSwapOut);
+        IERC20(tokenOut).forceApprove(bridge, swapOut);
+        transferId = ISandboxBridge(bridge).startTransfer{value: msg.value}(
+            tokenOut, swapOut, destinationChainId, receiver, destinationToken, minAmountOut, msg.sender
+        );
+        emit SwappedAndBridged(msg.sender, tokenIn, amountIn, tokenOut, swapOut, transferId);
+    }
+
+    /// @notice What an exact-input swap of `amountIn` would pay now (state-changing and
+    ///         reverting inside: call it with eth_call).
+    function quoteExactInput(PoolKey calldata key, bool zeroForOne, uint256 amountIn)
+        external
+        returns (uint256 amountOut)
+    {
+        _tokens(key, zeroForOne);
+        try manager.unlock(abi.encode(true, key, zeroForOne, amountIn)) {
+            revert(); // unreachable: the quote path always reverts
+        } catch (bytes memory reason) {
+            if (reason.length != 36 || bytes4(reason) != QuoteResult.selector) {
+                assembly {
+                    revert(add(reason, 32), mload(reason))
+                }
+            }
+            assembly {
+                amountOut := mload(add(reason, 36))
+            }
+        }
+    }
+
+    function unlockCallback(bytes calldata data) external returns (bytes memory) {
+        if (msg.sender != address(manager)) revert NotPoolManager();
+        (bool quoteOnly, PoolKey memory key, bool zeroForOne, uint256 amountIn) =
+            abi.decode(data, (bool, PoolKey, bool, uint256));
+        BalanceDelta delta = manager.swap(
+            key,
+            SwapParams({
+                zeroForOne: zeroForOne,
+                amountSpecified: -int256(amountIn),
+                sqrtPriceLimitX96: zeroForOne ? TickMath.MIN_SQRT_PRICE + 1 : TickMath.MAX_SQRT_PRICE - 1
+            }),
+            ""
+        );
+        int128 paid = zeroForOne ? delta.amount0() : delta.amount1();
+        int128 got = zeroForOne ? delta.amount1() : delta.amount0();
+        uint256 amountOut = uint256(uint128(got));
+        if (quoteOnly) revert QuoteResult(amountOut);
+        Currency currencyIn = zeroForOne ? key.currency0 : key.currency1;
+        Currency currencyOut = zeroForOne ? key.currency1 : key.currency0;
+        manager.sync(currencyIn);
+        IERC20(Currency.unwrap(currencyIn)).safeTransfer(address(manager), uint256(uint128(-paid)));
+        manager.settle();
+        manager.take(currencyOut, address(this), amountOut);
+        return abi.encode(amountOut);
+    }
+
+    function _tokens(PoolKey memory key, bool zeroForOne) private pure returns (address tokenIn, address tokenOut) {
+        if (key.currency0.isAddressZero()) revert NativeNotSupported();
+        tokenIn = Currency.unwrap(zeroForOne ? key.currency0 : key.currency1);
+        tokenOut = Currency.unwrap(zeroForOne ? key.currency1 : key.currency0);
+    }
+}

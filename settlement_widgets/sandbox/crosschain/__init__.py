@@ -1,0 +1,34 @@
+"""The aggregator method's sandbox: two chains, bridges of our own, and a LI.FI-schema route
+server, so routes are quoted from chain state and executed for real.
+
+- :mod:`.deploy`: test USDC on both chains, the three :data:`~.deploy.BRIDGES`
+  (``SandboxBridge``: lock on the source, release minus a fee on the destination, refund on
+  failure), a WETH/USDC v4 pool and the ``SandboxRouter`` (swap then bridge) on the first;
+- :mod:`.relayer`: watches ``TransferStarted``, waits for confirmations (producing the
+  blocks), releases on the destination or refunds on the source;
+- :mod:`.routes`: ``/chains``, ``/tokens``, ``/quote``, ``/advanced/routes``,
+  ``/advanced/stepTransaction`` and ``/status`` in LI.FI's schema, answered from the chains.
+
+``LocalSandbox(aggregator=True)`` starts all of it; ``AggregatorProvider(base_url=sb.lifi_url)``
+uses it with the client code that talks to the live API.
+"""
+
+from __future__ import annotations
+
+from .deploy import BRIDGES, SECOND_CHAIN_ID, BridgeSpec, ChainDeployment, CrossChainDeployment
+from .relayer import BridgeRelayer, PendingTransfer
+from .routes import GAS_LIMITS, GAS_UNITS, LifiError, RouteServer
+
+__all__ = [
+    "BRIDGES",
+    "GAS_LIMITS",
+    "GAS_UNITS",
+    "SECOND_CHAIN_ID",
+    "BridgeRelayer",
+    "BridgeSpec",
+    "ChainDeployment",
+    "CrossChainDeployment",
+    "LifiError",
+    "PendingTransfer",
+    "RouteServer",
+]

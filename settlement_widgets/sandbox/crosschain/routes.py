@@ -1,0 +1,825 @@
+"""A route server that speaks LI.FI's REST schema, answered from the sandbox chains' state.
+
+The endpoints and field names are LI.FI's (``GET /chains``, ``/tokens``, ``/quote``,
+``/status``; ``POST /advanced/routes``, ``/advanced/stepTransaction``), so
+:class:`~settlement_widgets.aggregator.AggregatorProvider` talks to it with the code it uses
+against the live API. What is behind the schema is the sandbox, for real:
+
+- **routes** for USDC on one sandbox chain to USDC on another: one single-step ``cross``
+  route per bridge (:data:`~.deploy.BRIDGES`). For WETH on the first chain to USDC on
+  another: one ``lifi`` step per bridge whose included steps are a Uniswap v4 ``swap`` in
+  the sandbox pool and the ``cross``; the pool is priced by simulating the swap
+  (``SandboxRouter.quoteExactInput`` through eth_call), never from a table.
+- **amounts**: ``toAmount`` is what the contracts would pay now (swap output minus the
+  bridge's fee); ``toAmountMin`` applies the slippage (default 0.5 %) to the swap part (a
+  bridge alone pays exactly). The bridge fee is a ``feeCosts`` entry with ``included:
+  true``; a messaging fee paid in the native coin is ``included: false`` and is the
+  transaction's ``value``. Gas: the chain's current gas price times a gas limit measured on
+  these contracts (:data:`GAS_UNITS`), priced in USD at the pool's WETH price. Routes whose
+  destination bridge holds too little USDC are not offered (``unavailableRoutes``).
+- **transactionRequest**: calldata of ``SandboxBridge.startTransfer`` or
+  ``SandboxRouter.swapAndBridge`` that the caller's wallet signs and sends; approval to
+  ``estimate.approvalAddress`` (the bridge or the router) first.
+- **status** reads the chains: the source receipt and its ``TransferStarted`` event, then the
+  destination bridge's ``TransferReleased`` (``DONE``/``COMPLETED``, the receiving hash is
+  the release transaction on the destination chain) or the source bridge's
+  ``TransferRefunded`` (``DONE``/``REFUNDED``); before that ``PENDING`` with
+  ``WAIT_SOURCE_CONFIRMATIONS`` or ``WAIT_DESTINATION_TRANSACTION``. A reverted source
+  transaction is ``FAILED``; an unknown hash ``NOT_FOUND`` (HTTP 200, as LI.FI answers).
+
+Test USDC is valued at 1 USD (it stands for a dollar stablecoin); the native coin and WETH
+at the pool's price. Links point at the sandbox explorer of each chain.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, Decimal
+from typing import TYPE_CHECKING, Any
+
+from ...addresses import ZERO_ADDRESS, is_address, to_checksum
+from ...contracts import load_artifact
+from ...errors import SettlementValueError
+
+if TYPE_CHECKING:
+    from ..chain import Chain
+    from .deploy import BridgeSpec, ChainDeployment, CrossChainDeployment
+
+__all__ = ["DEFAULT_SLIPPAGE", "GAS_LIMITS", "GAS_UNITS", "LifiError", "RouteServer"]
+
+DEFAULT_SLIPPAGE = 0.005
+#: gas of the step transactions as measured on these contracts (a first transfer of a sender:
+#: cold storage), and the limit sent with them; a test checks executed transactions stay
+#: between the two
+GAS_UNITS: Mapping[str, int] = {"cross": 165_000, "swap+cross": 250_000}
+GAS_LIMITS: Mapping[str, int] = {"cross": 250_000, "swap+cross": 380_000}
+#: what the relayer adds to the confirmations' wait, in seconds, for executionDuration
+_RELAY_SECONDS = 0.5
+_NAMESPACE = uuid.UUID("5f0c6c1e-58f4-4e8e-9a51-3c1f1f7f7a10")
+
+
+class LifiError(Exception):
+    """An error answered in LI.FI's shape: ``{"message": ..., "code": ...}`` with a status."""
+
+    def __init__(self, status: int, message: str, code: int = 1011) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = {"message": message, "code": code}
+
+
+def _dec(value: Decimal, places: int = 6) -> str:
+    q = Decimal(1).scaleb(-places)
+    return str(value.quantize(q, rounding=ROUND_DOWN))
+
+
+@dataclass(frozen=True)
+class _Request:
+    from_chain: int
+    to_chain: int
+    from_token: str
+    to_token: str
+    from_amount: int
+    from_address: str
+    to_address: str
+    slippage: float
+
+    def id_for(self, tool: str) -> str:
+        seed = "|".join(
+            map(
+                str,
+                (self.from_chain, self.to_chain, self.from_token.lower(), self.to_token.lower(),
+                 self.from_amount, self.from_address.lower(), self.to_address.lower(),
+                 self.slippage, tool),
+            )
+        )  # fmt: skip
+        return str(uuid.uuid5(_NAMESPACE, seed))
+
+
+class RouteServer:
+    """LI.FI's REST API over the sandbox chains (see the module docstring).
+
+    ``chains`` maps chain id to a running :class:`~settlement_widgets.sandbox.chain.Chain`;
+    ``explorers`` maps chain id to that chain's explorer base URL (links are
+    ``{base}/tx/{hash}``); ``block_time`` is the relayer's (for ``executionDuration``).
+    """
+
+    def __init__(
+        self,
+        chains: Mapping[int, Chain],
+        deployment: CrossChainDeployment,
+        explorers: Mapping[int, str],
+        *,
+        block_time: float = 0.2,
+    ) -> None:
+        self.chains = dict(chains)
+        self.deployment = deployment
+        self.explorers = dict(explorers)
+        self.block_time = block_time
+        self._bridge_abi = load_artifact("SandboxBridge").abi
+        self._router_abi = load_artifact("SandboxRouter").abi
+        self._token_abi = load_artifact("TestToken").abi
+        self._order = [d.chain_id for d in deployment.chains.values()]
+
+    # --- metadata ---------------------------------------------------------------------------
+
+    def _native(self, chain_id: int, price: Decimal | None) -> dict[str, Any]:
+        token = {
+            "address": ZERO_ADDRESS,
+            "chainId": chain_id,
+            "symbol": "ETH",
+            "decimals": 18,
+            "name": "Sandbox ETH",
+            "coinKey": "ETH",
+        }
+        if price is not None:
+            token["priceUSD"] = _dec(price, 4)
+        return token
+
+    def _usdc(self, chain_id: int) -> dict[str, Any]:
+        return {
+            "address": self.deployment.chains[chain_id].usdc,
+            "chainId": chain_id,
+            "symbol": "USDC",
+            "decimals": 6,
+            "name": "USD Coin (sandbox)",
+            "coinKey": "USDC",
+            "priceUSD": "1.00",
+        }
+
+    def _weth(self, chain_id: int, price: Decimal | None) -> dict[str, Any] | None:
+        weth = self.deployment.chains[chain_id].weth
+        if weth is None:
+            return None
+        token = {
+            "address": weth,
+            "chainId": chain_id,
+            "symbol": "WETH",
+            "decimals": 18,
+            "name": "Wrapped Ether (sandbox)",
+            "coinKey": "WETH",
+        }
+        if price is not None:
+            token["priceUSD"] = _dec(price, 4)
+        return token
+
+    async def chains_body(self) -> dict[str, Any]:
+        price = await self.eth_price()
+        out = []
+        for chain_id in self._order:
+            d = self.deployment.chains[chain_id]
+            rpc = self.chains[chain_id].rpc_url
+            out.append(
+                {
+                    "id": chain_id,
+                    "key": d.key,
+                    "name": d.name,
+                    "chainType": "EVM",
+                    "coin": "ETH",
+                    "mainnet": False,
+                    "nativeToken": self._native(chain_id, price),
+                    "metamask": {
+                        "chainId": hex(chain_id),
+                        "chainName": d.name,
+                        "nativeCurrency": {"name": "Sandbox ETH", "symbol": "ETH", "decimals": 18},
+                        "rpcUrls": [rpc] if rpc else [],
+                        "blockExplorerUrls": [self.explorers[chain_id] + "/"],
+                    },
+                }
+            )
+        return {"chains": out}
+
+    async def tokens_body(self, chains: Sequence[int] | None = None) -> dict[str, Any]:
+        price = await self.eth_price()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for chain_id in self._order:
+            if chains and chain_id not in chains:
+                continue
+            tokens = [self._native(chain_id, price), self._usdc(chain_id)]
+            weth = self._weth(chain_id, price)
+            if weth is not None:
+                tokens.append(weth)
+            out[str(chain_id)] = tokens
+        return {"tokens": out}
+
+    # --- prices from the chain -----------------------------------------------------------------
+
+    def _pool_chain(self) -> ChainDeployment:
+        return next(d for d in self.deployment.chains.values() if d.pool_key is not None)
+
+    async def swap_quote(self, weth_in: int) -> int:
+        """USDC out of the sandbox pool for ``weth_in`` WETH, by simulating the swap."""
+        d = self._pool_chain()
+        assert d.pool_key is not None and d.router is not None and d.weth is not None
+        router = self.chains[d.chain_id].w3.eth.contract(address=d.router, abi=self._router_abi)  # type: ignore[call-overload]
+        zero_for_one = d.pool_key.currency0.lower() == d.weth.lower()
+        return int(
+            await router.functions.quoteExactInput(
+                d.pool_key.as_abi(), zero_for_one, weth_in
+            ).call()
+        )
+
+    async def eth_price(self) -> Decimal | None:
+        """USD per ETH: the pool's price of 0.001 WETH, scaled up (None without a pool)."""
+        try:
+            out = await self.swap_quote(10**15)
+        except Exception:  # an empty or broken pool: no price rather than an invented one
+            return None
+        return Decimal(out * 1000).scaleb(-6)
+
+    async def _gas_price(self, chain_id: int) -> int:
+        block = await self.chains[chain_id].w3.eth.get_block("latest")
+        base = int(block.get("baseFeePerGas") or 0)
+        return 2 * base + 10**9  # what WalletClient offers (maxFeePerGas), the worst case
+
+    # --- parsing requests -------------------------------------------------------------------
+
+    def _chain(self, value: Any, field: str) -> int:
+        try:
+            chain_id = int(str(value))
+        except (TypeError, ValueError):
+            key = str(value).lower()
+            for d in self.deployment.chains.values():
+                if d.key == key:
+                    return d.chain_id
+            raise LifiError(400, f"{field} must be a chain id, got {value!r}") from None
+        if chain_id not in self.deployment.chains:
+            raise LifiError(
+                400, f"{field} {chain_id} is not served here (chains: {self._order})", 1011
+            )
+        return chain_id
+
+    def _token(self, value: Any, chain_id: int, field: str) -> str:
+        text = str(value or "")
+        d = self.deployment.chains[chain_id]
+        by_symbol = {"USDC": d.usdc, "ETH": ZERO_ADDRESS}
+        if d.weth is not None:
+            by_symbol["WETH"] = d.weth
+        if text.upper() in by_symbol:
+            return by_symbol[text.upper()]
+        if not is_address(text):
+            raise LifiError(400, f"{field} must be a token address or symbol, got {text!r}")
+        return to_checksum(text)
+
+    def _request(self, data: Mapping[str, Any], *, body: bool) -> _Request:
+        keys = (
+            ("fromChainId", "toChainId", "fromTokenAddress", "toTokenAddress")
+            if body
+            else ("fromChain", "toChain", "fromToken", "toToken")
+        )
+        for key in (*keys, "fromAmount", "fromAddress"):
+            if data.get(key) in (None, ""):
+                raise LifiError(400, f"{key} is required")
+        from_chain = self._chain(data[keys[0]], keys[0])
+        to_chain = self._chain(data[keys[1]], keys[1])
+        amount_text = str(data["fromAmount"])
+        if not amount_text.isdigit() or int(amount_text) <= 0:
+            raise LifiError(
+                400, f"fromAmount must be a positive integer string, got {amount_text!r}"
+            )
+        sender = str(data["fromAddress"])
+        if not is_address(sender) or int(sender, 16) == 0:
+            raise LifiError(400, f"fromAddress must be a non-zero address, got {sender!r}")
+        receiver = str(data.get("toAddress") or sender)
+        if not is_address(receiver) or int(receiver, 16) == 0:
+            raise LifiError(400, f"toAddress must be a non-zero address, got {receiver!r}")
+        options = data.get("options") if body else data
+        slippage = (options or {}).get("slippage", DEFAULT_SLIPPAGE)
+        try:
+            slippage = float(slippage)
+        except (TypeError, ValueError):
+            raise LifiError(400, f"slippage must be a number, got {slippage!r}") from None
+        if not 0 <= slippage < 1 or math.isnan(slippage):
+            raise LifiError(400, f"slippage must be a fraction in [0, 1), got {slippage}")
+        return _Request(
+            from_chain=from_chain,
+            to_chain=to_chain,
+            from_token=self._token(data[keys[2]], from_chain, keys[2]),
+            to_token=self._token(data[keys[3]], to_chain, keys[3]),
+            from_amount=int(amount_text),
+            from_address=to_checksum(sender),
+            to_address=to_checksum(receiver),
+            slippage=slippage,
+        )
+
+    # --- routes -----------------------------------------------------------------------------
+
+    async def routes_body(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        request = self._request(data, body=True)
+        routes, unavailable = await self._routes(request)
+        return {
+            "routes": routes,
+            "unavailableRoutes": {"filteredOut": unavailable, "failed": []},
+        }
+
+    async def quote_body(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The single best step (LI.FI's ``order``: CHEAPEST by default = most received at
+        worst; FASTEST = shortest duration), with its transaction request."""
+        request = self._request(params, body=False)
+        routes, _ = await self._routes(request)
+        if not routes:
+            raise LifiError(404, "No available quotes for the requested transfer", 1002)
+        order = str(params.get("order") or "CHEAPEST").upper()
+        if order == "FASTEST":
+            best = min(routes, key=lambda r: r["steps"][0]["estimate"]["executionDuration"])
+        else:
+            best = max(routes, key=lambda r: int(r["toAmountMin"]))
+        step = dict(best["steps"][0])
+        step["transactionRequest"] = await self._transaction(step)
+        return step
+
+    async def step_transaction_body(self, step: Mapping[str, Any]) -> dict[str, Any]:
+        """The step (as sent) with a fresh ``transactionRequest`` built from its action and
+        estimate; the amounts are re-checked against the chain first."""
+        if not isinstance(step, Mapping) or not isinstance(step.get("action"), Mapping):
+            raise LifiError(400, "the body must be a step object with an action")
+        out = dict(step)
+        out["transactionRequest"] = await self._transaction(out)
+        return out
+
+    async def _routes(self, request: _Request) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        if request.from_chain == request.to_chain:
+            return [], [{"overpaidGas": None, "reason": "same-chain swaps are not served here"}]
+        source = self.deployment.chains[request.from_chain]
+        target = self.deployment.chains[request.to_chain]
+        if request.to_token.lower() != target.usdc.lower():
+            return [], [{"reason": f"no route to token {request.to_token}"}]
+        if request.from_token.lower() == source.usdc.lower():
+            swap_out = None
+        elif source.weth is not None and request.from_token.lower() == source.weth.lower():
+            try:
+                swap_out = await self.swap_quote(request.from_amount)
+            except Exception as exc:
+                return [], [{"reason": f"the pool cannot take this amount: {exc}"}]
+        else:
+            return [], [{"reason": f"no route from token {request.from_token}"}]
+        price = await self.eth_price()
+        gas_price = await self._gas_price(request.from_chain)
+        routes: list[dict[str, Any]] = []
+        unavailable: list[dict[str, Any]] = []
+        for spec in self.deployment.bridges:
+            if spec.key not in source.bridges or spec.key not in target.bridges:
+                continue
+            route = await self._route(request, spec, swap_out, price, gas_price)
+            if route is None:
+                unavailable.append({"tool": spec.key, "reason": "INSUFFICIENT_LIQUIDITY"})
+            else:
+                routes.append(route)
+        return routes, unavailable
+
+    async def _liquidity(self, chain_id: int, bridge: str) -> int:
+        d = self.deployment.chains[chain_id]
+        token = self.chains[chain_id].w3.eth.contract(address=d.usdc, abi=self._token_abi)  # type: ignore[call-overload]
+        return int(await token.functions.balanceOf(d.bridges[bridge]).call())
+
+    async def _route(
+        self,
+        request: _Request,
+        spec: BridgeSpec,
+        swap_out: int | None,
+        price: Decimal | None,
+        gas_price: int,
+    ) -> dict[str, Any] | None:
+        source = self.deployment.chains[request.from_chain]
+        bridged = request.from_amount if swap_out is None else swap_out
+        fee = bridged * spec.fee_bps // 10_000
+        to_amount = bridged - fee
+        if to_amount <= 0:
+            return None
+        if swap_out is None:
+            to_amount_min = to_amount
+            min_swap_out = 0
+        else:
+            min_swap_out = int(Decimal(swap_out) * (1 - Decimal(repr(request.slippage))))
+            to_amount_min = min_swap_out - min_swap_out * spec.fee_bps // 10_000
+        if await self._liquidity(request.to_chain, spec.key) < to_amount:
+            return None
+        usd = Decimal(1).scaleb(-6)
+        from_usdc_token = self._usdc(request.from_chain)
+        to_token = self._usdc(request.to_chain)
+        from_token = from_usdc_token if swap_out is None else self._weth(request.from_chain, price)
+        assert from_token is not None
+        kind = "cross" if swap_out is None else "swap+cross"
+        gas_units = GAS_UNITS[kind]
+        native = self._native(request.from_chain, price)
+        gas_wei = gas_units * gas_price
+        gas_usd = Decimal(gas_wei).scaleb(-18) * price if price is not None else None
+        fee_costs: list[dict[str, Any]] = [
+            {
+                "name": "Bridge fee",
+                "description": f"{spec.fee_bps / 100:g} % of the amount, kept by {spec.name}",
+                "token": from_usdc_token,
+                "amount": str(fee),
+                "amountUSD": _dec(Decimal(fee) * usd, 4),
+                "percentage": str(Decimal(spec.fee_bps) / 10_000),
+                "included": True,
+            }
+        ]
+        if spec.messaging_fee_wei:
+            messaging_usd = (
+                Decimal(spec.messaging_fee_wei).scaleb(-18) * price if price is not None else None
+            )
+            fee_costs.append(
+                {
+                    "name": "Messaging fee",
+                    "description": f"paid on top in ETH to {spec.name}",
+                    "token": native,
+                    "amount": str(spec.messaging_fee_wei),
+                    "amountUSD": _dec(messaging_usd, 4) if messaging_usd is not None else "0",
+                    "percentage": "0",
+                    "included": False,
+                }
+            )
+        gas_costs = [
+            {
+                "type": "SEND",
+                "price": str(gas_price),
+                "estimate": str(gas_units),
+                "limit": str(GAS_LIMITS[kind]),
+                "amount": str(gas_wei),
+                "amountUSD": _dec(gas_usd, 4) if gas_usd is not None else "0",
+                "token": native,
+            }
+        ]
+        duration = round(spec.confirmations * self.block_time + _RELAY_SECONDS, 3)
+        approval = source.bridges[spec.key] if swap_out is None else source.router
+        assert approval is not None
+        from_usd = Decimal(request.from_amount) * (
+            usd if swap_out is None else Decimal(1).scaleb(-18) * (price or Decimal(0))
+        )
+        to_usd = Decimal(to_amount) * usd
+        estimate = {
+            "tool": spec.key,
+            "fromAmount": str(request.from_amount),
+            "toAmount": str(to_amount),
+            "toAmountMin": str(to_amount_min),
+            "approvalAddress": approval,
+            "executionDuration": duration,
+            "feeCosts": fee_costs,
+            "gasCosts": gas_costs,
+            "fromAmountUSD": _dec(from_usd, 4),
+            "toAmountUSD": _dec(to_usd, 4),
+        }
+        action = {
+            "fromChainId": request.from_chain,
+            "toChainId": request.to_chain,
+            "fromToken": from_token,
+            "toToken": to_token,
+            "fromAmount": str(request.from_amount),
+            "fromAddress": request.from_address,
+            "toAddress": request.to_address,
+            "slippage": request.slippage,
+        }
+        step_id = request.id_for(spec.key + ":step")
+        tool_details = {"key": spec.key, "name": spec.name, "logoURI": ""}
+        step: dict[str, Any] = {
+            "id": step_id,
+            "type": "cross" if swap_out is None else "lifi",
+            "tool": spec.key,
+            "toolDetails": tool_details,
+            "action": action,
+            "estimate": estimate,
+            "includedSteps": [],
+            # how this server rebuilds the transaction (stepTransaction): sandbox-specific
+            "sandbox": {
+                "minSwapOut": str(min_swap_out),
+                "messagingFee": str(spec.messaging_fee_wei),
+            },
+        }
+        if swap_out is not None:
+            step["includedSteps"] = [
+                self._included_swap(request, from_token, from_usdc_token, swap_out, min_swap_out),
+                self._included_cross(request, spec, from_usdc_token, to_token, swap_out, to_amount,
+                                     to_amount_min, fee_costs, duration, tool_details),
+            ]  # fmt: skip
+        route = {
+            "id": request.id_for(spec.key),
+            "fromChainId": request.from_chain,
+            "fromAmountUSD": estimate["fromAmountUSD"],
+            "fromAmount": str(request.from_amount),
+            "fromToken": from_token,
+            "fromAddress": request.from_address,
+            "toChainId": request.to_chain,
+            "toAmountUSD": estimate["toAmountUSD"],
+            "toAmount": str(to_amount),
+            "toAmountMin": str(to_amount_min),
+            "toToken": to_token,
+            "toAddress": request.to_address,
+            "gasCostUSD": gas_costs[0]["amountUSD"],
+            "containsSwitchChain": False,
+            "steps": [step],
+            "tags": [],
+        }
+        return route
+
+    def _included_swap(
+        self,
+        request: _Request,
+        weth: dict[str, Any],
+        usdc: dict[str, Any],
+        swap_out: int,
+        min_swap_out: int,
+    ) -> dict[str, Any]:
+        d = self.deployment.chains[request.from_chain]
+        return {
+            "id": request.id_for("swap"),
+            "type": "swap",
+            "tool": "sandbox-v4",
+            "toolDetails": {
+                "key": "sandbox-v4",
+                "name": "Uniswap v4 (sandbox pool)",
+                "logoURI": "",
+            },
+            "action": {
+                "fromChainId": request.from_chain,
+                "toChainId": request.from_chain,
+                "fromToken": weth,
+                "toToken": usdc,
+                "fromAmount": str(request.from_amount),
+                "fromAddress": request.from_address,
+                "toAddress": d.router,
+                "slippage": request.slippage,
+            },
+            "estimate": {
+                "tool": "sandbox-v4",
+                "fromAmount": str(request.from_amount),
+                "toAmount": str(swap_out),
+                "toAmountMin": str(min_swap_out),
+                "approvalAddress": d.router,
+                "executionDuration": 0,
+                "feeCosts": [],
+                "gasCosts": [],
+            },
+        }
+
+    def _included_cross(
+        self,
+        request: _Request,
+        spec: BridgeSpec,
+        usdc: dict[str, Any],
+        to_token: dict[str, Any],
+        bridged: int,
+        to_amount: int,
+        to_amount_min: int,
+        fee_costs: list[dict[str, Any]],
+        duration: float,
+        tool_details: dict[str, Any],
+    ) -> dict[str, Any]:
+        d = self.deployment.chains[request.from_chain]
+        return {
+            "id": request.id_for(spec.key + ":cross"),
+            "type": "cross",
+            "tool": spec.key,
+            "toolDetails": tool_details,
+            "action": {
+                "fromChainId": request.from_chain,
+                "toChainId": request.to_chain,
+                "fromToken": usdc,
+                "toToken": to_token,
+                "fromAmount": str(bridged),
+                "fromAddress": d.router,
+                "toAddress": request.to_address,
+                "slippage": request.slippage,
+            },
+            "estimate": {
+                "tool": spec.key,
+                "fromAmount": str(bridged),
+                "toAmount": str(to_amount),
+                "toAmountMin": str(to_amount_min),
+                "approvalAddress": d.bridges[spec.key],
+                "executionDuration": duration,
+                "feeCosts": fee_costs,
+                "gasCosts": [],
+            },
+        }
+
+    # --- transactions -----------------------------------------------------------------------
+
+    async def _transaction(self, step: Mapping[str, Any]) -> dict[str, Any]:
+        action, estimate = step.get("action"), step.get("estimate")
+        if not isinstance(action, Mapping) or not isinstance(estimate, Mapping):
+            raise LifiError(400, "the step needs action and estimate objects")
+        tool = str(step.get("tool") or "")
+        try:
+            spec = self.deployment.bridge_spec(tool)
+        except SettlementValueError:
+            raise LifiError(400, f"unknown tool {tool!r}") from None
+        try:
+            from_chain = self._chain(action.get("fromChainId"), "action.fromChainId")
+            to_chain = self._chain(action.get("toChainId"), "action.toChainId")
+            from_token = self._token(
+                (action.get("fromToken") or {}).get("address"), from_chain, "action.fromToken"
+            )
+            sender = to_checksum(str(action.get("fromAddress")))
+            receiver = to_checksum(str(action.get("toAddress") or sender))
+            amount = int(str(action.get("fromAmount")))
+            to_amount_min = int(str(estimate.get("toAmountMin")))
+        except LifiError:
+            raise
+        except Exception as exc:
+            raise LifiError(400, f"the step's action is not valid: {exc}") from None
+        source = self.deployment.chains[from_chain]
+        target = self.deployment.chains[to_chain]
+        w3 = self.chains[from_chain].w3
+        if from_token.lower() == source.usdc.lower():
+            bridge = w3.eth.contract(address=source.bridges[spec.key], abi=self._bridge_abi)  # type: ignore[call-overload]
+            data = bridge.encode_abi(
+                "startTransfer",
+                args=[source.usdc, amount, to_chain, receiver, target.usdc, to_amount_min, sender],
+            )
+            to, gas = source.bridges[spec.key], GAS_LIMITS["cross"]
+        elif source.weth is not None and from_token.lower() == source.weth.lower():
+            assert source.pool_key is not None and source.router is not None
+            extra = step.get("sandbox") or {}
+            min_swap_out = int(str(extra.get("minSwapOut", "0")))
+            zero_for_one = source.pool_key.currency0.lower() == source.weth.lower()
+            router = w3.eth.contract(address=source.router, abi=self._router_abi)  # type: ignore[call-overload]
+            data = router.encode_abi(
+                "swapAndBridge",
+                args=[
+                    source.pool_key.as_abi(),
+                    zero_for_one,
+                    amount,
+                    min_swap_out,
+                    source.bridges[spec.key],
+                    to_chain,
+                    receiver,
+                    target.usdc,
+                    to_amount_min,
+                ],
+            )
+            to, gas = source.router, GAS_LIMITS["swap+cross"]
+        else:
+            raise LifiError(400, f"no route from token {from_token}")
+        return {
+            "from": sender,
+            "to": to,
+            "chainId": from_chain,
+            "data": data,
+            "value": hex(spec.messaging_fee_wei),
+            "gasLimit": hex(gas),
+            "gasPrice": hex(await self._gas_price(from_chain)),
+        }
+
+    # --- status -------------------------------------------------------------------------------
+
+    def tx_link(self, chain_id: int, tx_hash: str) -> str:
+        return f"{self.explorers[chain_id]}/tx/{tx_hash}"
+
+    async def status_body(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        tx_hash = str(params.get("txHash") or "")
+        if len(tx_hash) != 66 or not tx_hash.startswith("0x"):
+            raise LifiError(400, f"txHash must be 0x followed by 64 hex digits, got {tx_hash!r}")
+        try:
+            bytes.fromhex(tx_hash[2:])
+        except ValueError:
+            raise LifiError(400, f"txHash is not hex: {tx_hash!r}") from None
+        chains = self._order
+        if params.get("fromChain"):
+            chains = [self._chain(params["fromChain"], "fromChain")]
+        for chain_id in chains:
+            receipt = await self._receipt(chain_id, tx_hash)
+            if receipt is not None:
+                return await self._status_of(chain_id, tx_hash, receipt)
+        return {"status": "NOT_FOUND", "substatusMessage": "the transaction is not mined yet"}
+
+    async def _receipt(self, chain_id: int, tx_hash: str) -> Any:
+        from web3.exceptions import TransactionNotFound
+
+        try:
+            return await self.chains[chain_id].w3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
+        except TransactionNotFound:
+            return None
+
+    async def _status_of(self, chain_id: int, tx_hash: str, receipt: Any) -> dict[str, Any]:
+        w3 = self.chains[chain_id].w3
+        tx = await w3.eth.get_transaction(tx_hash)  # type: ignore[arg-type]
+        block = await w3.eth.get_block(receipt["blockNumber"])
+        gas_price = int(receipt.get("effectiveGasPrice") or 0)
+        price = await self.eth_price()
+        gas_wei = gas_price * int(receipt["gasUsed"])
+        sending: dict[str, Any] = {
+            "txHash": tx_hash,
+            "txLink": self.tx_link(chain_id, tx_hash),
+            "chainId": chain_id,
+            "gasPrice": str(gas_price),
+            "gasUsed": str(int(receipt["gasUsed"])),
+            "gasToken": self._native(chain_id, price),
+            "gasAmount": str(gas_wei),
+            "value": str(int(tx["value"])),
+            "timestamp": int(block["timestamp"]),
+        }
+        if price is not None:
+            sending["gasAmountUSD"] = _dec(Decimal(gas_wei).scaleb(-18) * price, 4)
+        base = {"sending": sending, "fromAddress": tx["from"]}
+        if receipt["status"] != 1:
+            return base | {
+                "status": "FAILED",
+                "substatus": "UNKNOWN_ERROR",
+                "substatusMessage": "the source transaction reverted; nothing was bridged",
+            }
+        started = self._started(chain_id, receipt)
+        if started is None:
+            return base | {
+                "status": "INVALID",
+                "substatusMessage": "the transaction started no sandbox bridge transfer",
+            }
+        tool, args = started
+        transfer_id = "0x" + bytes(args["transferId"]).hex()
+        to_chain = int(args["destinationChainId"])
+        source_usdc = self._usdc(chain_id)
+        sending |= {
+            "amount": str(int(args["amount"])),
+            "token": source_usdc,
+            "amountUSD": _dec(Decimal(int(args["amount"])).scaleb(-6), 4),
+        }
+        common = base | {
+            "transactionId": transfer_id,
+            "tool": tool,
+            "toAddress": args["receiver"],
+            "lifiExplorerLink": self.tx_link(chain_id, tx_hash),
+        }
+        refunded = await self._event(chain_id, tool, "TransferRefunded", transfer_id)
+        if refunded is not None:
+            log, event = refunded
+            return common | {
+                "status": "DONE",
+                "substatus": "REFUNDED",
+                "substatusMessage": f"the bridge refunded the tokens on the source chain: "
+                f"{event['args']['reason']}",
+                "receiving": await self._receiving(chain_id, log, int(event["args"]["amount"])),
+            }
+        if to_chain in self.deployment.chains and to_chain in self.chains:
+            released = await self._event(to_chain, tool, "TransferReleased", transfer_id)
+            if released is not None:
+                log, event = released
+                return common | {
+                    "status": "DONE",
+                    "substatus": "COMPLETED",
+                    "substatusMessage": "the transfer is complete",
+                    "receiving": await self._receiving(to_chain, log, int(event["args"]["amount"])),
+                }
+        head = await self.chains[chain_id].block_number()
+        confirmations = head - int(receipt["blockNumber"]) + 1
+        needed = self.deployment.bridge_spec(tool).confirmations
+        waiting = confirmations < needed
+        return common | {
+            "status": "PENDING",
+            "substatus": "WAIT_SOURCE_CONFIRMATIONS" if waiting else "WAIT_DESTINATION_TRANSACTION",
+            "substatusMessage": (
+                f"{confirmations} of {needed} source confirmations"
+                if waiting
+                else "waiting for the relayer's transaction on the destination chain"
+            ),
+            "receiving": {"chainId": to_chain},
+        }
+
+    def _started(self, chain_id: int, receipt: Any) -> tuple[str, Any] | None:
+        for log in receipt["logs"]:
+            tool = self.deployment.bridge_at(chain_id, log["address"])
+            if tool is None:
+                continue
+            contract = self.chains[chain_id].w3.eth.contract(
+                address=log["address"], abi=self._bridge_abi
+            )  # type: ignore[call-overload]
+            try:
+                event = contract.events.TransferStarted().process_log(log)
+            except Exception:
+                continue
+            return tool, event["args"]
+        return None
+
+    async def _event(
+        self, chain_id: int, tool: str, name: str, transfer_id: str
+    ) -> tuple[Any, Any] | None:
+        """The first ``name`` event of ``transfer_id`` on ``tool``'s bridge: (log, decoded)."""
+        d = self.deployment.chains[chain_id]
+        address = d.bridges.get(tool)
+        if address is None:
+            return None
+        contract = self.chains[chain_id].w3.eth.contract(address=address, abi=self._bridge_abi)  # type: ignore[call-overload]
+        event = getattr(contract.events, name)()
+        logs = await event.get_logs(
+            from_block=0, argument_filters={"transferId": bytes.fromhex(transfer_id[2:])}
+        )
+        return (logs[0], logs[0]) if logs else None
+
+    async def _receiving(self, chain_id: int, log: Any, amount: int) -> dict[str, Any]:
+        tx_hash = "0x" + bytes(log["transactionHash"]).hex()
+        w3 = self.chains[chain_id].w3
+        receipt = await w3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
+        block = await w3.eth.get_block(receipt["blockNumber"])
+        gas_price = int(receipt.get("effectiveGasPrice") or 0)
+        return {
+            "txHash": tx_hash,
+            "txLink": self.tx_link(chain_id, tx_hash),
+            "chainId": chain_id,
+            "amount": str(amount),
+            "token": self._usdc(chain_id),
+            "amountUSD": _dec(Decimal(amount).scaleb(-6), 4),
+            "gasPrice": str(gas_price),
+            "gasUsed": str(int(receipt["gasUsed"])),
+            "timestamp": int(block["timestamp"]),
+        }
