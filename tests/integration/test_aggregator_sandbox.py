@@ -203,6 +203,26 @@ async def test_a_stopped_relayer_leaves_the_transfer_pending_until_it_restarts(
     assert ids and len(ids) == len(set(ids))
 
 
+async def test_a_reverted_source_transaction_is_failed(
+    sandbox: LocalSandbox, provider: AggregatorProvider
+) -> None:
+    """A bridge transaction that reverts on the source chain (here: no approval, and the
+    gas given so the wallet does not refuse it first) is FAILED, and track returns it."""
+    a, b = chains(sandbox)
+    user = sandbox.wallets_on(a)[2]
+    route = await provider.best_route(
+        a, b, token(sandbox, a), token(sandbox, b), 3 * 10**6, user.address
+    )
+    plan = await provider.execute_plan(route)
+    step = plan.transactions[-1]
+    tx_hash = await user.send(to=step.to, data=step.data, value=step.value, gas=step.gas_limit)
+    assert (await mined_on(user, tx_hash))["status"] == 0
+    final = await provider.track(tx_hash)
+    assert final.failed and final.is_final
+    assert final.sending is not None and final.sending.tx_hash == tx_hash
+    assert final.receiving is None
+
+
 async def test_the_highest_to_amount_loses_on_net_to_a_cheaper_route(
     sandbox: LocalSandbox, provider: AggregatorProvider
 ) -> None:

@@ -248,9 +248,8 @@ class BridgeRelayer:
                 receipt = await self._wallets[dest_id].transact(call, abis=[self._abi])
             except TransactionFailedError as exc:
                 problem = f"release on chain {dest_id} reverted: {exc}"
-            except SettlementError as exc:  # the destination cannot be reached: try later
-                _log.warning("cannot release %s yet: %s", transfer.transfer_id, exc)
-                self._pending[transfer.transfer_id] = transfer
+            except SettlementError as exc:  # the destination cannot be reached: stays
+                _log.warning("cannot release %s yet: %s", transfer.transfer_id, exc)  # pending
                 raise
             else:
                 tx = "0x" + bytes(receipt["transactionHash"]).hex()
