@@ -134,6 +134,64 @@ async def test_a_route_with_a_swap_step_is_executed(
     assert (await mined_on(user, plan.tx_hashes[-1]))["gasUsed"] <= GAS_LIMITS["swap+cross"]
 
 
+async def test_a_destination_swap_delivers_weth_on_the_other_chain(
+    sandbox: LocalSandbox, provider: AggregatorProvider
+) -> None:
+    a, b = chains(sandbox)
+    user = sandbox.wallets_on(a)[1]
+    user_b = sandbox.wallets_on(b)[1]
+    weth_b = token(sandbox, b, "weth")
+    route = await provider.best_route(a, b, token(sandbox, a), weth_b, 50 * 10**6, user.address)
+    (step,) = route.steps
+    assert [s.type for s in step.included_steps] == ["cross", "swap"]
+    assert step.included_steps[1].action.from_chain_id == b
+    got_before = await balance(user_b, weth_b)
+    plan = await provider.execute_plan(route, wallet=user, send=True)
+    final = await provider.track(plan.tx_hashes[-1])
+    assert (final.status, final.substatus) == ("DONE", "COMPLETED"), final
+    assert final.receiving is not None and final.receiving.token is not None
+    assert final.receiving.token.address == weth_b
+    delta = await balance(user_b, weth_b) - got_before
+    assert delta == final.receiving.amount and delta >= route.to_amount_min
+
+
+async def test_a_destination_swap_the_price_moved_under_is_partial(
+    sandbox: LocalSandbox, provider: AggregatorProvider
+) -> None:
+    """The price moves while the transfer bridges: the destination swap would pay less than
+    the route's minimum, so the receiver gets the bridged USDC instead (LI.FI's PARTIAL)."""
+    a, b = chains(sandbox)
+    assert sandbox.crosschain is not None
+    user = sandbox.wallets_on(a)[0]
+    user_b = sandbox.wallets_on(b)[0]
+    usdc_b, weth_b = token(sandbox, b), token(sandbox, b, "weth")
+    route = await provider.best_route(a, b, token(sandbox, a), weth_b, 20 * 10**6, user.address)
+    # someone buys a lot of WETH on chain B before our transfer lands
+    whale = sandbox.chain_on(b).wallet(0)
+    dest = sandbox.crosschain.chains[b]
+    assert dest.router is not None and dest.pool_key is not None
+    usdc = whale.w3.eth.contract(address=usdc_b, abi=load_artifact("TestToken").abi)  # type: ignore[call-overload]
+    router = whale.w3.eth.contract(address=dest.router, abi=load_artifact("SandboxRouter").abi)  # type: ignore[call-overload]
+    big = 1_000_000 * 10**6
+    await whale.transact(usdc.functions.approve(dest.router, big))
+    sells_usdc = dest.pool_key.currency0 == usdc_b
+    await whale.transact(
+        router.functions.swapExactInput(dest.pool_key.as_abi(), sells_usdc, big, 0, whale.address)
+    )
+    weth_before, usdc_before = await balance(user_b, weth_b), await balance(user_b, usdc_b)
+
+    plan = await provider.execute_plan(route, wallet=user, send=True)
+    final = await provider.track(plan.tx_hashes[-1])
+
+    assert (final.status, final.substatus) == ("DONE", "PARTIAL"), final
+    assert final.receiving is not None and final.receiving.token is not None
+    assert final.receiving.token.address == usdc_b  # not the WETH asked for
+    assert await balance(user_b, weth_b) == weth_before
+    got = await balance(user_b, usdc_b) - usdc_before
+    assert got == final.receiving.amount == route.steps[0].included_steps[0].estimate.to_amount
+    assert (await mined_on(user_b, final.receiving.tx_hash or ""))["status"] == 1
+
+
 async def test_a_reverted_release_is_refunded_on_the_source_chain(
     sandbox: LocalSandbox, provider: AggregatorProvider
 ) -> None:
@@ -284,4 +342,4 @@ async def test_the_route_server_answers_bad_requests_in_lifis_shape(
         assert all(not c["mainnet"] for c in chains_body)
         tokens = (await client.get("/tokens", params={"chains": str(b)})).json()["tokens"]
         assert set(tokens) == {str(b)}
-        assert {t["symbol"] for t in tokens[str(b)]} == {"ETH", "USDC"}
+        assert {t["symbol"] for t in tokens[str(b)]} == {"ETH", "USDC", "WETH"}

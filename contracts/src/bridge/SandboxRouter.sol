@@ -25,19 +25,32 @@ interface ISandboxBridge {
 }
 
 /// @title SandboxRouter
-/// @notice The sandbox's counterpart of an aggregator's entry contract: one transaction swaps
-///         in a Uniswap v4 pool and hands the output to a bridge, so a route can have a swap
-///         step. `quoteExactInput` prices a swap by running it against the pool's real state
-///         and reverting (the v4 quoter pattern); the route server calls it with eth_call.
-/// @dev Exact-input swaps of ERC-20s only. The router never keeps tokens: everything it
-///      receives in a transaction leaves it in the same transaction.
+/// @notice The sandbox's counterpart of an aggregator's entry contract, on each chain:
+///         - `swapAndBridge`: one transaction swaps in a Uniswap v4 pool and hands the output
+///           to a bridge (a route's source swap step);
+///         - `deliver`: the relayer's destination swap step: the bridge released tokens to
+///           this router, which swaps them for the receiver, or, when the swap would pay less
+///           than the sender's minimum (the price moved while bridging), hands over the
+///           bridged tokens instead (LI.FI's PARTIAL outcome);
+///         - `swapExactInput`: a plain swap;
+///         - `quoteExactInput`: prices a swap by running it against the pool's real state and
+///           reverting (the v4 quoter pattern); the route server calls it with eth_call.
+/// @dev Exact-input swaps of ERC-20s only. Apart from what a bridge released for a delivery
+///      still to come, everything the router receives in a transaction leaves it in the same
+///      transaction.
 contract SandboxRouter is IUnlockCallback {
     using SafeERC20 for IERC20;
     using BalanceDeltaLibrary for BalanceDelta;
 
     IPoolManager public immutable manager;
+    /// @notice The bridges' relayer: the only caller of `deliver`.
+    address public immutable relayer;
+    mapping(bytes32 => bool) public delivered;
 
     error NotPoolManager();
+    error NotRelayer(address caller);
+    error NotSelf();
+    error AlreadyDelivered(bytes32 transferId);
     error SlippageExceeded(uint256 amountOut, uint256 minAmountOut);
     error QuoteResult(uint256 amountOut);
     error NativeNotSupported();
@@ -45,9 +58,58 @@ contract SandboxRouter is IUnlockCallback {
     event SwappedAndBridged(
         address indexed sender, address tokenIn, uint256 amountIn, address tokenOut, uint256 amountOut, bytes32 transferId
     );
+    event Delivered(bytes32 indexed transferId, address indexed receiver, address token, uint256 amount, bool swapped);
 
-    constructor(IPoolManager manager_) {
+    constructor(IPoolManager manager_, address relayer_) {
         manager = manager_;
+        relayer = relayer_;
+    }
+
+    /// @notice Swap `amountIn` (pulled from the caller) for at least `minAmountOut`, to `to`.
+    function swapExactInput(PoolKey calldata key, bool zeroForOne, uint256 amountIn, uint256 minAmountOut, address to)
+        external
+        returns (uint256 amountOut)
+    {
+        (address tokenIn, address tokenOut) = _tokens(key, zeroForOne);
+        IERC20(tokenIn).safeTransferFrom(msg.sender, address(this), amountIn);
+        amountOut = abi.decode(manager.unlock(abi.encode(false, key, zeroForOne, amountIn)), (uint256));
+        if (amountOut < minAmountOut) revert SlippageExceeded(amountOut, minAmountOut);
+        IERC20(tokenOut).safeTransfer(to, amountOut);
+    }
+
+    /// @notice Destination swap of a bridged transfer (relayer only, once per transfer): swap
+    ///         the `amountIn` the bridge released here for `receiver`, or give them the
+    ///         bridged tokens when the swap would pay less than `minAmountOut`.
+    function deliver(
+        bytes32 transferId,
+        PoolKey calldata key,
+        bool zeroForOne,
+        uint256 amountIn,
+        uint256 minAmountOut,
+        address receiver
+    ) external {
+        if (msg.sender != relayer) revert NotRelayer(msg.sender);
+        if (delivered[transferId]) revert AlreadyDelivered(transferId);
+        delivered[transferId] = true;
+        (address tokenIn, address tokenOut) = _tokens(key, zeroForOne);
+        try this.swapHeld(key, zeroForOne, amountIn, minAmountOut) returns (uint256 amountOut) {
+            IERC20(tokenOut).safeTransfer(receiver, amountOut);
+            emit Delivered(transferId, receiver, tokenOut, amountOut, true);
+        } catch {
+            IERC20(tokenIn).safeTransfer(receiver, amountIn);
+            emit Delivered(transferId, receiver, tokenIn, amountIn, false);
+        }
+    }
+
+    /// @notice Swap tokens the router already holds (only from `deliver`, so that a swap
+    ///         paying too little reverts alone and the delivery falls back).
+    function swapHeld(PoolKey calldata key, bool zeroForOne, uint256 amountIn, uint256 minAmountOut)
+        external
+        returns (uint256 amountOut)
+    {
+        if (msg.sender != address(this)) revert NotSelf();
+        amountOut = abi.decode(manager.unlock(abi.encode(false, key, zeroForOne, amountIn)), (uint256));
+        if (amountOut < minAmountOut) revert SlippageExceeded(amountOut, minAmountOut);
     }
 
     /// @notice Swap `amountIn` of the pool's input currency for the other one (at least

@@ -1,11 +1,13 @@
 """The aggregator method's sandbox: two chains, bridges of our own, and a LI.FI-schema route
 server, so routes are quoted from chain state and executed for real.
 
-- :mod:`.deploy`: test USDC on both chains, the three :data:`~.deploy.BRIDGES`
+- :mod:`.deploy`: on both chains test USDC, the three :data:`~.deploy.BRIDGES`
   (``SandboxBridge``: lock on the source, release minus a fee on the destination, refund on
-  failure), a WETH/USDC v4 pool and the ``SandboxRouter`` (swap then bridge) on the first;
+  failure), a WETH/USDC v4 pool and a ``SandboxRouter`` (swap then bridge; deliver with a
+  destination swap);
 - :mod:`.relayer`: watches ``TransferStarted``, waits for confirmations (producing the
-  blocks), releases on the destination or refunds on the source;
+  blocks), releases on the destination (and swaps there when WETH was asked for) or
+  refunds on the source;
 - :mod:`.routes`: ``/chains``, ``/tokens``, ``/quote``, ``/advanced/routes``,
   ``/advanced/stepTransaction`` and ``/status`` in LI.FI's schema, answered from the chains.
 

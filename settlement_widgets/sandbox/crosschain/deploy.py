@@ -8,10 +8,11 @@ What lands on each chain (deployer = dev account 0, so addresses repeat run to r
 - one :data:`BRIDGES` entry per bridge: a ``SandboxBridge`` with the bridge's fee, messaging
   fee and confirmations, relayed by the sandbox's relayer key and holding
   ``bridge_liquidity`` USDC to release from;
-- on the first chain only: an 18-decimal ``WETH`` (``V4TestToken``), a hookless WETH/USDC
-  pool in a v4 PoolManager (the sandbox's own when the v4 method is deployed, else a new
-  one) priced at :data:`WETH_PRICE_USDC` with full-range liquidity, and a ``SandboxRouter``
-  that swaps in that pool and hands the output to a bridge.
+- an 18-decimal ``WETH`` (``V4TestToken``), a hookless WETH/USDC pool in a v4 PoolManager
+  (on the first chain the sandbox's own when the v4 method is deployed, else a new one)
+  priced at :data:`WETH_PRICE_USDC` with full-range liquidity, and a ``SandboxRouter`` that
+  swaps in that pool before a bridge (source swap) or after it (the relayer's destination
+  swap).
 
 The numbers here are the sandbox's parameters, not market data: the route server reads every
 price it reports back from these contracts' state (the pool by simulation), never from here.
@@ -93,7 +94,7 @@ def chain_name(chain_id: int, index: int) -> str:
 
 @dataclass(frozen=True)
 class ChainDeployment:
-    """What one chain holds: its USDC, its bridges by tool key, and (first chain) the pool."""
+    """What one chain holds: its USDC, its bridges by tool key, its WETH, pool and router."""
 
     chain_id: int
     key: str
@@ -250,7 +251,8 @@ async def deploy_crosschain(
     modify_liquidity_router: str | None = None,
     pool_usdc: int = 3_000_000 * 10**6,
 ) -> CrossChainDeployment:
-    """Deploy the tokens, bridges, pool and router on ``chains`` (the first gets the pool)."""
+    """Deploy the tokens, bridges, pool and router on each of ``chains``; ``pool_manager``
+    (and its ``modify_liquidity_router``) is reused on the first chain when given."""
     if len(chains) < 2:
         raise ConfigurationError("the aggregator sandbox needs two chains")
     deployments: dict[int, ChainDeployment] = {}
@@ -282,10 +284,16 @@ async def deploy_crosschain(
             usdc=usdc,
             bridges=bridges,
         )
-        if index == 0:
-            entry = await _deploy_pool(
-                entry, deployer, fund, pool_manager, modify_liquidity_router, pool_usdc
-            )
+        first = index == 0
+        entry = await _deploy_pool(
+            entry,
+            deployer,
+            fund,
+            pool_manager if first else None,
+            modify_liquidity_router if first else None,
+            pool_usdc,
+            relayer,
+        )
         deployments[chain.chain_id] = entry
     return CrossChainDeployment(chains=deployments, relayer=relayer, deployer=deployer_address)
 
@@ -297,6 +305,7 @@ async def _deploy_pool(
     pool_manager: str | None,
     modify_router: str | None,
     pool_usdc: int,
+    relayer: str,
 ) -> ChainDeployment:
     from dataclasses import replace
 
@@ -307,7 +316,7 @@ async def _deploy_pool(
     if modify_router is None:
         modify_router = await _deploy(deployer, "PoolModifyLiquidityTest", pool_manager)
     weth = await _deploy(deployer, "V4TestToken", "Wrapped Ether (sandbox)", "WETH")
-    router = await _deploy(deployer, "SandboxRouter", pool_manager)
+    router = await _deploy(deployer, "SandboxRouter", pool_manager, relayer)
     key = PoolKey.for_tokens(
         entry.usdc, weth, fee=POOL_FEE, tick_spacing=POOL_TICK_SPACING, hooks=ZERO_ADDRESS
     )

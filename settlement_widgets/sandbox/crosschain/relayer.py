@@ -8,6 +8,11 @@ revert (a paused bridge, too little liquidity, the sender's ``minAmountOut``, an
 destination chain or token) it calls ``refund`` on the source instead, with the reason, and
 the sender gets the whole locked amount back.
 
+A transfer whose destination token is the destination chain's WETH gets a destination swap:
+the relayer releases the USDC to that chain's ``SandboxRouter`` and calls its ``deliver``,
+which swaps for the receiver, or hands over the USDC when the swap would pay less than the
+sender's minimum (the price moved while the transfer waited): LI.FI's ``PARTIAL``.
+
 The sandbox chains mine only when a transaction arrives, so the relayer is also their block
 producer while a transfer waits: one empty block on the source chain every ``block_time``
 seconds, as a chain with that block time would. That is what makes a bridge with more
@@ -224,8 +229,18 @@ class BridgeRelayer:
         source = self.deployment.chains[transfer.source_chain_id]
         if transfer.token.lower() != source.usdc.lower():
             return f"token {transfer.token} is not bridged"
-        if transfer.destination_token.lower() != target.usdc.lower():
-            return f"destination token {transfer.destination_token} is not USDC there"
+        if self._wants_weth(transfer) is None:
+            return f"destination token {transfer.destination_token} is not bridged there"
+        return None
+
+    def _wants_weth(self, transfer: PendingTransfer) -> bool | None:
+        """True for a destination swap to WETH, False for USDC, None for anything else."""
+        target = self.deployment.chains[transfer.destination_chain_id]
+        token = transfer.destination_token.lower()
+        if token == target.usdc.lower():
+            return False
+        if target.weth is not None and target.router is not None and token == target.weth.lower():
+            return True
         return None
 
     async def _settle(self, transfer: PendingTransfer) -> None:
@@ -233,29 +248,56 @@ class BridgeRelayer:
         if problem is None:
             dest_id = transfer.destination_chain_id
             target = self.deployment.chains[dest_id]
+            swap = bool(self._wants_weth(transfer))
             bridge = self._bridge(dest_id, target.bridges[transfer.bridge])
-            if await bridge.functions.released(bytes.fromhex(transfer.transfer_id[2:])).call():
-                return  # released before a restart
-            call = bridge.functions.release(
-                bytes.fromhex(transfer.transfer_id[2:]),
-                transfer.source_chain_id,
-                target.usdc,
-                transfer.receiver,
-                transfer.amount_out,
-                transfer.min_amount_out,
-            )
-            try:
-                receipt = await self._wallets[dest_id].transact(call, abis=[self._abi])
-            except TransactionFailedError as exc:
-                problem = f"release on chain {dest_id} reverted: {exc}"
-            except SettlementError as exc:  # the destination cannot be reached: stays
-                _log.warning("cannot release %s yet: %s", transfer.transfer_id, exc)  # pending
-                raise
-            else:
-                tx = "0x" + bytes(receipt["transactionHash"]).hex()
-                self.journal.append((transfer.transfer_id, "released", tx))
+            transfer_id = bytes.fromhex(transfer.transfer_id[2:])
+            if not await bridge.functions.released(transfer_id).call():
+                call = bridge.functions.release(
+                    transfer_id,
+                    transfer.source_chain_id,
+                    target.usdc,
+                    target.router if swap else transfer.receiver,
+                    transfer.amount_out,
+                    0 if swap else transfer.min_amount_out,  # a swap's minimum is in WETH
+                )
+                try:
+                    receipt = await self._wallets[dest_id].transact(call, abis=[self._abi])
+                except TransactionFailedError as exc:
+                    problem = f"release on chain {dest_id} reverted: {exc}"
+                except SettlementError as exc:  # the destination cannot be reached: stays
+                    _log.warning("cannot release %s yet: %s", transfer.transfer_id, exc)  # pending
+                    raise
+                else:
+                    tx = "0x" + bytes(receipt["transactionHash"]).hex()
+                    self.journal.append((transfer.transfer_id, "released", tx))
+            if problem is None:
+                if swap:
+                    await self._deliver(transfer)
                 return
         await self._refund(transfer, problem)
+
+    async def _deliver(self, transfer: PendingTransfer) -> None:
+        """The destination swap of a released transfer (once: a restart checks first)."""
+        dest_id = transfer.destination_chain_id
+        target = self.deployment.chains[dest_id]
+        assert target.router is not None and target.pool_key is not None
+        abi = load_artifact("SandboxRouter").abi
+        router = self.chains[dest_id].w3.eth.contract(address=target.router, abi=abi)  # type: ignore[call-overload]
+        transfer_id = bytes.fromhex(transfer.transfer_id[2:])
+        if await router.functions.delivered(transfer_id).call():
+            return
+        usdc_is_0 = target.pool_key.currency0.lower() == target.usdc.lower()
+        call = router.functions.deliver(
+            transfer_id,
+            target.pool_key.as_abi(),
+            usdc_is_0,  # sells USDC
+            transfer.amount_out,
+            transfer.min_amount_out,
+            transfer.receiver,
+        )
+        receipt = await self._wallets[dest_id].transact(call, abis=[abi])
+        tx = "0x" + bytes(receipt["transactionHash"]).hex()
+        self.journal.append((transfer.transfer_id, "delivered", tx))
 
     async def _refund(self, transfer: PendingTransfer, reason: str) -> None:
         source_id = transfer.source_chain_id

@@ -5,14 +5,15 @@ The endpoints and field names are LI.FI's (``GET /chains``, ``/tokens``, ``/quot
 :class:`~settlement_widgets.aggregator.AggregatorProvider` talks to it with the code it uses
 against the live API. What is behind the schema is the sandbox, for real:
 
-- **routes** for USDC on one sandbox chain to USDC on another: one single-step ``cross``
-  route per bridge (:data:`~.deploy.BRIDGES`). For WETH on the first chain to USDC on
-  another: one ``lifi`` step per bridge whose included steps are a Uniswap v4 ``swap`` in
-  the sandbox pool and the ``cross``; the pool is priced by simulating the swap
+- **routes** between the two chains' test tokens, one per bridge (:data:`~.deploy.BRIDGES`):
+  USDC to USDC is a single ``cross`` step; from WETH a ``lifi`` step whose included steps
+  start with a Uniswap v4 ``swap`` in the source chain's sandbox pool (done by the router in
+  the same transaction), to WETH one ending with a ``swap`` on the destination chain (done
+  by the relayer through that chain's router). Pools are priced by simulating the swap
   (``SandboxRouter.quoteExactInput`` through eth_call), never from a table.
-- **amounts**: ``toAmount`` is what the contracts would pay now (swap output minus the
-  bridge's fee); ``toAmountMin`` applies the slippage (default 0.5 %) to the swap part (a
-  bridge alone pays exactly). The bridge fee is a ``feeCosts`` entry with ``included:
+- **amounts**: ``toAmount`` is what the contracts would pay now (swaps and the bridge's
+  fee); ``toAmountMin`` applies the slippage (default 0.5 %) to each swap (a bridge alone
+  pays exactly). The bridge fee is a ``feeCosts`` entry with ``included:
   true``; a messaging fee paid in the native coin is ``included: false`` and is the
   transaction's ``value``. Gas: the chain's current gas price times a gas limit measured on
   these contracts (:data:`GAS_UNITS`), priced in USD at the pool's WETH price. Routes whose
@@ -23,7 +24,9 @@ against the live API. What is behind the schema is the sandbox, for real:
 - **status** reads the chains: the source receipt and its ``TransferStarted`` event, then the
   destination bridge's ``TransferReleased`` (``DONE``/``COMPLETED``, the receiving hash is
   the release transaction on the destination chain) or the source bridge's
-  ``TransferRefunded`` (``DONE``/``REFUNDED``); before that ``PENDING`` with
+  ``TransferRefunded`` (``DONE``/``REFUNDED``); with a destination swap, the router's
+  ``Delivered`` (``COMPLETED``, or ``PARTIAL`` when the price moved and the receiver got the
+  bridged USDC instead of WETH); before that ``PENDING`` with
   ``WAIT_SOURCE_CONFIRMATIONS`` or ``WAIT_DESTINATION_TRANSACTION``. A reverted source
   transaction is ``FAILED``; an unknown hash ``NOT_FOUND`` (HTTP 200, as LI.FI answers).
 
@@ -96,6 +99,43 @@ class _Request:
             )
         )  # fmt: skip
         return str(uuid.uuid5(_NAMESPACE, seed))
+
+
+@dataclass(frozen=True)
+class _Legs:
+    """A request's token kinds on each side, and what reaches the bridge (after the source
+    swap, if any) with its floor under the slippage bound ``slip`` (1 - slippage)."""
+
+    from_kind: str
+    to_kind: str
+    bridged: int
+    bridged_min: int
+    slip: Decimal
+
+
+def _kind_of(chain: ChainDeployment, token: str) -> str | None:
+    """``"usdc"`` or ``"weth"`` for the chain's test tokens, None for anything else."""
+    if token.lower() == chain.usdc.lower():
+        return "usdc"
+    if (
+        chain.weth is not None
+        and chain.pool_key is not None
+        and token.lower() == chain.weth.lower()
+    ):
+        return "weth"
+    return None
+
+
+def _zero_for_one(chain: ChainDeployment, sell: str) -> bool:
+    """The v4 swap direction that sells ``sell`` (``"weth"``/``"usdc"``) in the chain's pool."""
+    assert chain.pool_key is not None
+    selling = chain.weth if sell == "weth" else chain.usdc
+    return chain.pool_key.currency0.lower() == str(selling).lower()
+
+
+def _usd_of(amount: int, token: Mapping[str, Any]) -> Decimal:
+    price = Decimal(str(token.get("priceUSD") or 0))
+    return Decimal(amount).scaleb(-int(token["decimals"])) * price
 
 
 class RouteServer:
@@ -206,26 +246,24 @@ class RouteServer:
 
     # --- prices from the chain -----------------------------------------------------------------
 
-    def _pool_chain(self) -> ChainDeployment:
-        return next(d for d in self.deployment.chains.values() if d.pool_key is not None)
-
-    async def swap_quote(self, weth_in: int) -> int:
-        """USDC out of the sandbox pool for ``weth_in`` WETH, by simulating the swap."""
-        d = self._pool_chain()
-        assert d.pool_key is not None and d.router is not None and d.weth is not None
-        router = self.chains[d.chain_id].w3.eth.contract(address=d.router, abi=self._router_abi)  # type: ignore[call-overload]
-        zero_for_one = d.pool_key.currency0.lower() == d.weth.lower()
-        return int(
-            await router.functions.quoteExactInput(
-                d.pool_key.as_abi(), zero_for_one, weth_in
-            ).call()
+    async def swap_quote(self, chain_id: int, sell: str, amount_in: int) -> int:
+        """What the pool of ``chain_id`` pays for ``amount_in`` of ``sell`` (``"weth"`` or
+        ``"usdc"``), by simulating the swap there (``SandboxRouter.quoteExactInput``)."""
+        d = self.deployment.chains[chain_id]
+        if d.pool_key is None or d.router is None:
+            raise LifiError(404, f"chain {chain_id} has no sandbox pool", 1002)
+        router = self.chains[chain_id].w3.eth.contract(address=d.router, abi=self._router_abi)  # type: ignore[call-overload]
+        call = router.functions.quoteExactInput(
+            d.pool_key.as_abi(), _zero_for_one(d, sell), amount_in
         )
+        return int(await call.call())
 
-    async def eth_price(self) -> Decimal | None:
-        """USD per ETH: the pool's price of 0.001 WETH, scaled up (None without a pool)."""
+    async def eth_price(self, chain_id: int | None = None) -> Decimal | None:
+        """USD per ETH on ``chain_id`` (default: the first chain): what its pool pays for
+        0.001 WETH, scaled up; None without a pool (no price rather than an invented one)."""
         try:
-            out = await self.swap_quote(10**15)
-        except Exception:  # an empty or broken pool: no price rather than an invented one
+            out = await self.swap_quote(chain_id or self._order[0], "weth", 10**15)
+        except Exception:
             return None
         return Decimal(out * 1000).scaleb(-6)
 
@@ -341,85 +379,96 @@ class RouteServer:
 
     async def _routes(self, request: _Request) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if request.from_chain == request.to_chain:
-            return [], [{"overpaidGas": None, "reason": "same-chain swaps are not served here"}]
+            return [], [{"reason": "same-chain swaps are not served here"}]
         source = self.deployment.chains[request.from_chain]
         target = self.deployment.chains[request.to_chain]
-        if request.to_token.lower() != target.usdc.lower():
-            return [], [{"reason": f"no route to token {request.to_token}"}]
-        if request.from_token.lower() == source.usdc.lower():
-            swap_out = None
-        elif source.weth is not None and request.from_token.lower() == source.weth.lower():
-            try:
-                swap_out = await self.swap_quote(request.from_amount)
-            except Exception as exc:
-                return [], [{"reason": f"the pool cannot take this amount: {exc}"}]
-        else:
+        from_kind = _kind_of(source, request.from_token)
+        to_kind = _kind_of(target, request.to_token)
+        if from_kind is None:
             return [], [{"reason": f"no route from token {request.from_token}"}]
-        price = await self.eth_price()
+        if to_kind is None:
+            return [], [{"reason": f"no route to token {request.to_token}"}]
+        try:
+            legs = await self._legs(request, from_kind, to_kind)
+        except Exception as exc:  # a pool that cannot take the amount
+            return [], [{"reason": f"the pool cannot take this amount: {exc}"}]
         gas_price = await self._gas_price(request.from_chain)
         routes: list[dict[str, Any]] = []
         unavailable: list[dict[str, Any]] = []
         for spec in self.deployment.bridges:
             if spec.key not in source.bridges or spec.key not in target.bridges:
                 continue
-            route = await self._route(request, spec, swap_out, price, gas_price)
+            route = await self._route(request, spec, legs, gas_price)
             if route is None:
                 unavailable.append({"tool": spec.key, "reason": "INSUFFICIENT_LIQUIDITY"})
             else:
                 routes.append(route)
         return routes, unavailable
 
+    async def _legs(self, request: _Request, from_kind: str, to_kind: str) -> _Legs:
+        """The source swap's output (and its slippage floor), before any bridge fee."""
+        slip = 1 - Decimal(repr(request.slippage))
+        if from_kind == "weth":
+            swap_out = await self.swap_quote(request.from_chain, "weth", request.from_amount)
+            return _Legs(from_kind, to_kind, swap_out, int(Decimal(swap_out) * slip), slip)
+        return _Legs(from_kind, to_kind, request.from_amount, request.from_amount, slip)
+
     async def _liquidity(self, chain_id: int, bridge: str) -> int:
         d = self.deployment.chains[chain_id]
         token = self.chains[chain_id].w3.eth.contract(address=d.usdc, abi=self._token_abi)  # type: ignore[call-overload]
         return int(await token.functions.balanceOf(d.bridges[bridge]).call())
 
+    def _token_json(self, chain_id: int, kind: str, price: Decimal | None) -> dict[str, Any]:
+        token = self._usdc(chain_id) if kind == "usdc" else self._weth(chain_id, price)
+        assert token is not None
+        return token
+
     async def _route(
-        self,
-        request: _Request,
-        spec: BridgeSpec,
-        swap_out: int | None,
-        price: Decimal | None,
-        gas_price: int,
+        self, request: _Request, spec: BridgeSpec, legs: _Legs, gas_price: int
     ) -> dict[str, Any] | None:
         source = self.deployment.chains[request.from_chain]
-        bridged = request.from_amount if swap_out is None else swap_out
+        target = self.deployment.chains[request.to_chain]
+        bridged = legs.bridged
         fee = bridged * spec.fee_bps // 10_000
-        to_amount = bridged - fee
-        if to_amount <= 0:
+        released = bridged - fee
+        released_min = legs.bridged_min - legs.bridged_min * spec.fee_bps // 10_000
+        if released <= 0 or released_min <= 0:
             return None
-        if swap_out is None:
-            to_amount_min = to_amount
-            min_swap_out = 0
+        if await self._liquidity(request.to_chain, spec.key) < released:
+            return None
+        if legs.to_kind == "weth":
+            to_amount = await self.swap_quote(request.to_chain, "usdc", released)
+            worst = await self.swap_quote(request.to_chain, "usdc", released_min)
+            to_amount_min = int(Decimal(worst) * legs.slip)
         else:
-            min_swap_out = int(Decimal(swap_out) * (1 - Decimal(repr(request.slippage))))
-            to_amount_min = min_swap_out - min_swap_out * spec.fee_bps // 10_000
-        if await self._liquidity(request.to_chain, spec.key) < to_amount:
-            return None
-        usd = Decimal(1).scaleb(-6)
-        from_usdc_token = self._usdc(request.from_chain)
-        to_token = self._usdc(request.to_chain)
-        from_token = from_usdc_token if swap_out is None else self._weth(request.from_chain, price)
-        assert from_token is not None
-        kind = "cross" if swap_out is None else "swap+cross"
+            to_amount, to_amount_min = released, released_min
+        price_from = await self.eth_price(request.from_chain)
+        price_to = await self.eth_price(request.to_chain)
+        usdc_from = self._usdc(request.from_chain)
+        usdc_to = self._usdc(request.to_chain)
+        from_token = self._token_json(request.from_chain, legs.from_kind, price_from)
+        to_token = self._token_json(request.to_chain, legs.to_kind, price_to)
+        kind = "swap+cross" if legs.from_kind == "weth" else "cross"
         gas_units = GAS_UNITS[kind]
-        native = self._native(request.from_chain, price)
+        native = self._native(request.from_chain, price_from)
         gas_wei = gas_units * gas_price
-        gas_usd = Decimal(gas_wei).scaleb(-18) * price if price is not None else None
+        gas_usd = Decimal(gas_wei).scaleb(-18) * price_from if price_from is not None else None
         fee_costs: list[dict[str, Any]] = [
             {
                 "name": "Bridge fee",
                 "description": f"{spec.fee_bps / 100:g} % of the amount, kept by {spec.name}",
-                "token": from_usdc_token,
+                "token": usdc_from,
                 "amount": str(fee),
-                "amountUSD": _dec(Decimal(fee) * usd, 4),
+                "amountUSD": _dec(Decimal(fee).scaleb(-6), 4),
                 "percentage": str(Decimal(spec.fee_bps) / 10_000),
                 "included": True,
             }
         ]
         if spec.messaging_fee_wei:
             messaging_usd = (
-                Decimal(spec.messaging_fee_wei).scaleb(-18) * price if price is not None else None
+                Decimal(spec.messaging_fee_wei).scaleb(-18) * price_from
+                if price_from is not None
+                else None
             )
             fee_costs.append(
                 {
@@ -444,12 +493,10 @@ class RouteServer:
             }
         ]
         duration = round(spec.confirmations * self.block_time + _RELAY_SECONDS, 3)
-        approval = source.bridges[spec.key] if swap_out is None else source.router
+        approval = source.bridges[spec.key] if legs.from_kind == "usdc" else source.router
         assert approval is not None
-        from_usd = Decimal(request.from_amount) * (
-            usd if swap_out is None else Decimal(1).scaleb(-18) * (price or Decimal(0))
-        )
-        to_usd = Decimal(to_amount) * usd
+        from_usd = _usd_of(request.from_amount, from_token)
+        to_usd = _usd_of(to_amount, to_token)
         estimate = {
             "tool": spec.key,
             "fromAmount": str(request.from_amount),
@@ -462,39 +509,54 @@ class RouteServer:
             "fromAmountUSD": _dec(from_usd, 4),
             "toAmountUSD": _dec(to_usd, 4),
         }
-        action = {
-            "fromChainId": request.from_chain,
-            "toChainId": request.to_chain,
-            "fromToken": from_token,
-            "toToken": to_token,
-            "fromAmount": str(request.from_amount),
-            "fromAddress": request.from_address,
-            "toAddress": request.to_address,
-            "slippage": request.slippage,
-        }
-        step_id = request.id_for(spec.key + ":step")
         tool_details = {"key": spec.key, "name": spec.name, "logoURI": ""}
+        included: list[dict[str, Any]] = []
+        if legs.from_kind == "weth":
+            included.append(
+                self._included_swap(
+                    request, request.from_chain, from_token, usdc_from,
+                    request.from_amount, legs.bridged, legs.bridged_min, source.router,
+                )
+            )  # fmt: skip
+        if included or legs.to_kind == "weth":
+            included.append(
+                self._included_cross(
+                    request, spec, usdc_from, usdc_to, bridged, released, released_min,
+                    fee_costs, duration, tool_details,
+                    receiver=target.router if legs.to_kind == "weth" else request.to_address,
+                )
+            )  # fmt: skip
+        if legs.to_kind == "weth":
+            included.append(
+                self._included_swap(
+                    request, request.to_chain, usdc_to, to_token,
+                    released, to_amount, to_amount_min, target.router,
+                )
+            )  # fmt: skip
         step: dict[str, Any] = {
-            "id": step_id,
-            "type": "cross" if swap_out is None else "lifi",
+            "id": request.id_for(spec.key + ":step"),
+            "type": "lifi" if included else "cross",
             "tool": spec.key,
             "toolDetails": tool_details,
-            "action": action,
+            "action": {
+                "fromChainId": request.from_chain,
+                "toChainId": request.to_chain,
+                "fromToken": from_token,
+                "toToken": to_token,
+                "fromAmount": str(request.from_amount),
+                "fromAddress": request.from_address,
+                "toAddress": request.to_address,
+                "slippage": request.slippage,
+            },
             "estimate": estimate,
-            "includedSteps": [],
+            "includedSteps": included,
             # how this server rebuilds the transaction (stepTransaction): sandbox-specific
             "sandbox": {
-                "minSwapOut": str(min_swap_out),
+                "minSwapOut": str(legs.bridged_min),
                 "messagingFee": str(spec.messaging_fee_wei),
             },
         }
-        if swap_out is not None:
-            step["includedSteps"] = [
-                self._included_swap(request, from_token, from_usdc_token, swap_out, min_swap_out),
-                self._included_cross(request, spec, from_usdc_token, to_token, swap_out, to_amount,
-                                     to_amount_min, fee_costs, duration, tool_details),
-            ]  # fmt: skip
-        route = {
+        return {
             "id": request.id_for(spec.key),
             "fromChainId": request.from_chain,
             "fromAmountUSD": estimate["fromAmountUSD"],
@@ -512,19 +574,20 @@ class RouteServer:
             "steps": [step],
             "tags": [],
         }
-        return route
 
     def _included_swap(
         self,
         request: _Request,
-        weth: dict[str, Any],
-        usdc: dict[str, Any],
-        swap_out: int,
-        min_swap_out: int,
+        chain_id: int,
+        token_in: dict[str, Any],
+        token_out: dict[str, Any],
+        amount_in: int,
+        amount_out: int,
+        amount_out_min: int,
+        router: str | None,
     ) -> dict[str, Any]:
-        d = self.deployment.chains[request.from_chain]
         return {
-            "id": request.id_for("swap"),
+            "id": request.id_for(f"swap:{chain_id}"),
             "type": "swap",
             "tool": "sandbox-v4",
             "toolDetails": {
@@ -533,21 +596,21 @@ class RouteServer:
                 "logoURI": "",
             },
             "action": {
-                "fromChainId": request.from_chain,
-                "toChainId": request.from_chain,
-                "fromToken": weth,
-                "toToken": usdc,
-                "fromAmount": str(request.from_amount),
-                "fromAddress": request.from_address,
-                "toAddress": d.router,
+                "fromChainId": chain_id,
+                "toChainId": chain_id,
+                "fromToken": token_in,
+                "toToken": token_out,
+                "fromAmount": str(amount_in),
+                "fromAddress": router,
+                "toAddress": router if chain_id == request.from_chain else request.to_address,
                 "slippage": request.slippage,
             },
             "estimate": {
                 "tool": "sandbox-v4",
-                "fromAmount": str(request.from_amount),
-                "toAmount": str(swap_out),
-                "toAmountMin": str(min_swap_out),
-                "approvalAddress": d.router,
+                "fromAmount": str(amount_in),
+                "toAmount": str(amount_out),
+                "toAmountMin": str(amount_out_min),
+                "approvalAddress": router,
                 "executionDuration": 0,
                 "feeCosts": [],
                 "gasCosts": [],
@@ -566,8 +629,10 @@ class RouteServer:
         fee_costs: list[dict[str, Any]],
         duration: float,
         tool_details: dict[str, Any],
+        *,
+        receiver: str | None,
     ) -> dict[str, Any]:
-        d = self.deployment.chains[request.from_chain]
+        source = self.deployment.chains[request.from_chain]
         return {
             "id": request.id_for(spec.key + ":cross"),
             "type": "cross",
@@ -579,8 +644,10 @@ class RouteServer:
                 "fromToken": usdc,
                 "toToken": to_token,
                 "fromAmount": str(bridged),
-                "fromAddress": d.router,
-                "toAddress": request.to_address,
+                "fromAddress": source.router
+                if bridged != request.from_amount
+                else request.from_address,
+                "toAddress": receiver,
                 "slippage": request.slippage,
             },
             "estimate": {
@@ -588,7 +655,7 @@ class RouteServer:
                 "fromAmount": str(bridged),
                 "toAmount": str(to_amount),
                 "toAmountMin": str(to_amount_min),
-                "approvalAddress": d.bridges[spec.key],
+                "approvalAddress": source.bridges[spec.key],
                 "executionDuration": duration,
                 "feeCosts": fee_costs,
                 "gasCosts": [],
@@ -612,6 +679,9 @@ class RouteServer:
             from_token = self._token(
                 (action.get("fromToken") or {}).get("address"), from_chain, "action.fromToken"
             )
+            to_token = self._token(
+                (action.get("toToken") or {}).get("address"), to_chain, "action.toToken"
+            )
             sender = to_checksum(str(action.get("fromAddress")))
             receiver = to_checksum(str(action.get("toAddress") or sender))
             amount = int(str(action.get("fromAmount")))
@@ -622,37 +692,41 @@ class RouteServer:
             raise LifiError(400, f"the step's action is not valid: {exc}") from None
         source = self.deployment.chains[from_chain]
         target = self.deployment.chains[to_chain]
+        from_kind, to_kind = _kind_of(source, from_token), _kind_of(target, to_token)
+        if from_kind is None or to_kind is None:
+            raise LifiError(400, f"no route from {from_token} to {to_token}")
+        destination_token = target.usdc if to_kind == "usdc" else target.weth
         w3 = self.chains[from_chain].w3
-        if from_token.lower() == source.usdc.lower():
+        if from_kind == "usdc":
             bridge = w3.eth.contract(address=source.bridges[spec.key], abi=self._bridge_abi)  # type: ignore[call-overload]
             data = bridge.encode_abi(
                 "startTransfer",
-                args=[source.usdc, amount, to_chain, receiver, target.usdc, to_amount_min, sender],
-            )
+                args=[
+                    source.usdc, amount, to_chain, receiver, destination_token, to_amount_min,
+                    sender,
+                ],
+            )  # fmt: skip
             to, gas = source.bridges[spec.key], GAS_LIMITS["cross"]
-        elif source.weth is not None and from_token.lower() == source.weth.lower():
+        else:
             assert source.pool_key is not None and source.router is not None
             extra = step.get("sandbox") or {}
             min_swap_out = int(str(extra.get("minSwapOut", "0")))
-            zero_for_one = source.pool_key.currency0.lower() == source.weth.lower()
             router = w3.eth.contract(address=source.router, abi=self._router_abi)  # type: ignore[call-overload]
             data = router.encode_abi(
                 "swapAndBridge",
                 args=[
                     source.pool_key.as_abi(),
-                    zero_for_one,
+                    _zero_for_one(source, "weth"),
                     amount,
                     min_swap_out,
                     source.bridges[spec.key],
                     to_chain,
                     receiver,
-                    target.usdc,
+                    destination_token,
                     to_amount_min,
                 ],
             )
             to, gas = source.router, GAS_LIMITS["swap+cross"]
-        else:
-            raise LifiError(400, f"no route from token {from_token}")
         return {
             "from": sender,
             "to": to,
@@ -729,11 +803,16 @@ class RouteServer:
         tool, args = started
         transfer_id = "0x" + bytes(args["transferId"]).hex()
         to_chain = int(args["destinationChainId"])
-        source_usdc = self._usdc(chain_id)
+        swapped = self._swapped(chain_id, receipt)
+        if swapped is not None:  # a source swap: the user sent WETH
+            amount, token = int(swapped["amountIn"]), self._weth(chain_id, price)
+        else:
+            amount, token = int(args["amount"]), self._usdc(chain_id)
+        assert token is not None
         sending |= {
-            "amount": str(int(args["amount"])),
-            "token": source_usdc,
-            "amountUSD": _dec(Decimal(int(args["amount"])).scaleb(-6), 4),
+            "amount": str(amount),
+            "token": token,
+            "amountUSD": _dec(_usd_of(amount, token), 4),
         }
         common = base | {
             "transactionId": transfer_id,
@@ -749,17 +828,47 @@ class RouteServer:
                 "substatus": "REFUNDED",
                 "substatusMessage": f"the bridge refunded the tokens on the source chain: "
                 f"{event['args']['reason']}",
-                "receiving": await self._receiving(chain_id, log, int(event["args"]["amount"])),
+                "receiving": await self._receiving(
+                    chain_id, log, int(event["args"]["amount"]), self._usdc(chain_id)
+                ),
             }
-        if to_chain in self.deployment.chains and to_chain in self.chains:
+        target = self.deployment.chains.get(to_chain)
+        released = None
+        if target is not None and to_chain in self.chains:
             released = await self._event(to_chain, tool, "TransferReleased", transfer_id)
-            if released is not None:
+        if target is not None and released is not None:
+            wants_weth = _kind_of(target, str(args["destinationToken"])) == "weth"
+            if not wants_weth:
                 log, event = released
                 return common | {
                     "status": "DONE",
                     "substatus": "COMPLETED",
                     "substatusMessage": "the transfer is complete",
-                    "receiving": await self._receiving(to_chain, log, int(event["args"]["amount"])),
+                    "receiving": await self._receiving(
+                        to_chain, log, int(event["args"]["amount"]), self._usdc(to_chain)
+                    ),
+                }
+            delivered = await self._delivered(to_chain, transfer_id)
+            if delivered is not None:
+                log, event = delivered
+                ok = bool(event["args"]["swapped"])
+                price_to = await self.eth_price(to_chain)
+                kind = "weth" if ok else "usdc"
+                return common | {
+                    "status": "DONE",
+                    "substatus": "COMPLETED" if ok else "PARTIAL",
+                    "substatusMessage": (
+                        "the transfer is complete"
+                        if ok
+                        else "the destination swap would have paid less than the minimum "
+                        "(the price moved): you received the bridged USDC instead"
+                    ),
+                    "receiving": await self._receiving(
+                        to_chain,
+                        log,
+                        int(event["args"]["amount"]),
+                        self._token_json(to_chain, kind, price_to),
+                    ),
                 }
         head = await self.chains[chain_id].block_number()
         confirmations = head - int(receipt["blockNumber"]) + 1
@@ -806,7 +915,35 @@ class RouteServer:
         )
         return (logs[0], logs[0]) if logs else None
 
-    async def _receiving(self, chain_id: int, log: Any, amount: int) -> dict[str, Any]:
+    def _swapped(self, chain_id: int, receipt: Any) -> Any:
+        """The router's ``SwappedAndBridged`` arguments in ``receipt``, or None."""
+        router = self.deployment.chains[chain_id].router
+        if router is None:
+            return None
+        contract = self.chains[chain_id].w3.eth.contract(address=router, abi=self._router_abi)  # type: ignore[call-overload]
+        for log in receipt["logs"]:
+            if str(log["address"]).lower() != router.lower():
+                continue
+            try:
+                return contract.events.SwappedAndBridged().process_log(log)["args"]
+            except Exception:
+                continue
+        return None
+
+    async def _delivered(self, chain_id: int, transfer_id: str) -> tuple[Any, Any] | None:
+        """The destination router's ``Delivered`` event of ``transfer_id``: (log, decoded)."""
+        router = self.deployment.chains[chain_id].router
+        if router is None:
+            return None
+        contract = self.chains[chain_id].w3.eth.contract(address=router, abi=self._router_abi)  # type: ignore[call-overload]
+        logs = await contract.events.Delivered().get_logs(
+            from_block=0, argument_filters={"transferId": bytes.fromhex(transfer_id[2:])}
+        )
+        return (logs[0], logs[0]) if logs else None
+
+    async def _receiving(
+        self, chain_id: int, log: Any, amount: int, token: dict[str, Any]
+    ) -> dict[str, Any]:
         tx_hash = "0x" + bytes(log["transactionHash"]).hex()
         w3 = self.chains[chain_id].w3
         receipt = await w3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
@@ -817,8 +954,8 @@ class RouteServer:
             "txLink": self.tx_link(chain_id, tx_hash),
             "chainId": chain_id,
             "amount": str(amount),
-            "token": self._usdc(chain_id),
-            "amountUSD": _dec(Decimal(amount).scaleb(-6), 4),
+            "token": token,
+            "amountUSD": _dec(_usd_of(amount, token), 4),
             "gasPrice": str(gas_price),
             "gasUsed": str(int(receipt["gasUsed"])),
             "timestamp": int(block["timestamp"]),
