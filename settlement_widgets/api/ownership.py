@@ -38,7 +38,7 @@ __all__ = [
 #: the deterministic deployment proxy every Foundry CREATE2 deploy goes through
 CREATE2_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
 SOURCE_CHAIN = "chain"
-SOURCE_RECORDED = "recorded Sepolia facts"
+SOURCE_RECORDED = "recorded from Sepolia on 2026-02-08"
 _OWNER_SELECTOR = "0x8da5cb5b"  # owner()
 _DELEGATION_PREFIX = b"\xef\x01\x00"  # EIP-7702: a delegated account is still an account
 

@@ -167,7 +167,7 @@ async def test_v4_contracts_without_rpc_uses_recorded_sepolia_facts(jp_fetch: An
     assert data["contracts"] == sepolia
     assert data["deployer"] == SEPOLIA.deployer
     hook, adapter = data["notes"]
-    assert {hook["source"], adapter["source"]} == {"recorded Sepolia facts"}
+    assert {hook["source"], adapter["source"]} == {"recorded from Sepolia on 2026-02-08"}
     assert hook["contract"] == "policyHook"
     assert hook["owner"] == "0x4e59b44847b379578588920cA78FbF26c0B4956C"
     assert hook["canHoldPolicies"] is False

@@ -100,5 +100,5 @@ async def test_unreachable_rpc_is_a_note_and_sepolia_falls_back(closed_port: int
     sepolia = await contracts_body(SEPOLIA.with_rpc_url(url), rpc_timeout=5)
     failure, hook_note, adapter_note = sepolia["notes"]
     assert failure["source"] == "chain"
-    assert hook_note["source"] == adapter_note["source"] == "recorded Sepolia facts"
+    assert hook_note["source"] == adapter_note["source"] == "recorded from Sepolia on 2026-02-08"
     assert "SECRETKEY" not in str(sepolia)

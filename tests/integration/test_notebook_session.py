@@ -69,7 +69,7 @@ async def test_sepolia_endpoint_process_serves_the_spec_body() -> None:
         assert (await api.get()).json() == settlement_config("sepolia")
         body = (await api.post({"action": "v4:contracts"})).json()
         assert body["deployer"] == SEPOLIA.deployer
-        assert {n["source"] for n in body["notes"]} == {"recorded Sepolia facts"}
+        assert {n["source"] for n in body["notes"]} == {"recorded from Sepolia on 2026-02-08"}
     finally:
         await api.stop()
 

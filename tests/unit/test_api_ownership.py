@@ -51,7 +51,7 @@ def test_unreadable_owner_is_reported() -> None:
 
 async def test_sepolia_without_rpc_uses_the_recorded_facts_marked_as_such() -> None:
     body = await contracts_body(SEPOLIA.with_rpc_url(None))
-    assert body["notes"] == ownership_notes(RECORDED_SEPOLIA_FACTS, "recorded Sepolia facts")
+    assert body["notes"] == ownership_notes(RECORDED_SEPOLIA_FACTS, "recorded from Sepolia on 2026-02-08")
     assert body["deployer"] == SEPOLIA.deployer
 
 
