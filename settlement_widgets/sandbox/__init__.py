@@ -5,6 +5,8 @@ deterministic dev accounts; ``deploy`` deploys the ``channel`` contracts (Custod
 SimpleConsensus, a 6-decimal test token) or any compiled artifact. ``LocalSandbox`` runs the
 whole local network in-process (chain, contracts, the ``relay`` node, faucet, JSON-RPC and
 explorer over HTTP); ``python -m settlement_widgets.sandbox`` runs it as a service.
+``crosschain`` is the aggregator's part (``LocalSandbox(aggregator=True)``): a second chain,
+bridges with their relayer, pools, and a route server in LI.FI's schema.
 """
 
 from __future__ import annotations
