@@ -393,12 +393,13 @@ class RouteServer:
         except Exception as exc:  # a pool that cannot take the amount
             return [], [{"reason": f"the pool cannot take this amount: {exc}"}]
         gas_price = await self._gas_price(request.from_chain)
+        prices = (await self.eth_price(request.from_chain), await self.eth_price(request.to_chain))
         routes: list[dict[str, Any]] = []
         unavailable: list[dict[str, Any]] = []
         for spec in self.deployment.bridges:
             if spec.key not in source.bridges or spec.key not in target.bridges:
                 continue
-            route = await self._route(request, spec, legs, gas_price)
+            route = await self._route(request, spec, legs, gas_price, prices)
             if route is None:
                 unavailable.append({"tool": spec.key, "reason": "INSUFFICIENT_LIQUIDITY"})
             else:
@@ -424,7 +425,12 @@ class RouteServer:
         return token
 
     async def _route(
-        self, request: _Request, spec: BridgeSpec, legs: _Legs, gas_price: int
+        self,
+        request: _Request,
+        spec: BridgeSpec,
+        legs: _Legs,
+        gas_price: int,
+        prices: tuple[Decimal | None, Decimal | None],
     ) -> dict[str, Any] | None:
         source = self.deployment.chains[request.from_chain]
         target = self.deployment.chains[request.to_chain]
@@ -442,8 +448,7 @@ class RouteServer:
             to_amount_min = int(Decimal(worst) * legs.slip)
         else:
             to_amount, to_amount_min = released, released_min
-        price_from = await self.eth_price(request.from_chain)
-        price_to = await self.eth_price(request.to_chain)
+        price_from, price_to = prices
         usdc_from = self._usdc(request.from_chain)
         usdc_to = self._usdc(request.to_chain)
         from_token = self._token_json(request.from_chain, legs.from_kind, price_from)
