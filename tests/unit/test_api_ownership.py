@@ -5,6 +5,7 @@ from __future__ import annotations
 from settlement_widgets.api.ownership import (
     CREATE2_DEPLOYER,
     RECORDED_SEPOLIA_FACTS,
+    SOURCE_RECORDED,
     OwnerFact,
     contracts_body,
     ownership_notes,
@@ -51,7 +52,8 @@ def test_unreadable_owner_is_reported() -> None:
 
 async def test_sepolia_without_rpc_uses_the_recorded_facts_marked_as_such() -> None:
     body = await contracts_body(SEPOLIA.with_rpc_url(None))
-    assert body["notes"] == ownership_notes(RECORDED_SEPOLIA_FACTS, "recorded from Sepolia on 2026-02-08")
+    assert body["notes"] == ownership_notes(RECORDED_SEPOLIA_FACTS, SOURCE_RECORDED)
+    assert SOURCE_RECORDED == "recorded from Sepolia on 2026-02-08"
     assert body["deployer"] == SEPOLIA.deployer
 
 
