@@ -21,6 +21,7 @@ The tree::
     │   ├── UnknownOptionError                  unknown keyword / method, with "did you mean"
     │   └── InsufficientBalanceError
     ├── ConfigurationError                      missing env var, artifacts not built, no sandbox
+    │   └── RelayProtocolError                  the relay speaks another protocol (e.g. v1)
     ├── StorageError                            a local store (SQLite) failed to read or write
     ├── UnavailableError                        something we depend on cannot be reached
     │   ├── RelayUnavailableError
@@ -74,6 +75,7 @@ __all__ = [
     "PolicyRejectedError",
     "RateLimitedError",
     "RelayError",
+    "RelayProtocolError",
     "RelayUnavailableError",
     "RemoteError",
     "ReplayError",
@@ -143,6 +145,16 @@ class InsufficientBalanceError(SettlementValueError):
 
 class ConfigurationError(SettlementError):
     """Something the toolkit needs is not set up (env var, built contracts, a sandbox)."""
+
+
+class RelayProtocolError(ConfigurationError):
+    """The relay URL answers, but not in Nitrolite v0.5 (ClearNode), which this client speaks:
+    a Nitrolite v1 (Nitronode) node, or something else. ``found`` names what was seen; the
+    fix is another URL (or the v1 client), not a retry."""
+
+    def __init__(self, message: str, *, found: str | None = None) -> None:
+        super().__init__(message)
+        self.found = found
 
 
 class StorageError(SettlementError):

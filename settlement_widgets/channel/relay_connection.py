@@ -26,6 +26,7 @@ from ..errors import (
     ConfigurationError,
     InvalidFrameError,
     InvalidSignatureError,
+    RelayProtocolError,
     RelayUnavailableError,
     SettlementError,
     SettlementTimeoutError,
@@ -93,6 +94,8 @@ class RelayConnection:
         self._reconnector: asyncio.Task[None] | None = None
         self._pending: dict[int, tuple[str, asyncio.Future[Response]]] = {}
         self._unverified: list[Response] = []
+        #: set when the relay turned out to speak another protocol: no reconnecting to it
+        self._protocol_error: RelayProtocolError | None = None
         self._callbacks: dict[str, list[NotificationCallback]] = {}
         self._reconnect_listeners: list[Callable[[], Any]] = []
         self._connect_lock: asyncio.Lock | None = None
@@ -185,6 +188,7 @@ class RelayConnection:
                 ) from exc
             self._ws = ws
             self._unverified.clear()
+            self._protocol_error = None
             self._reader = asyncio.get_running_loop().create_task(self._read(ws))
             try:
                 await self._handshake()
@@ -238,6 +242,10 @@ class RelayConnection:
                     frame = parse_response(message)
                 except SettlementError as exc:
                     self.rejected_frames += 1
+                    if self.broker_address is None and ws is self._ws:
+                        # nothing verified yet on this socket: is it our protocol at all?
+                        self._wrong_protocol(message, exc)
+                        return
                     _log.warning("dropping a relay frame that does not parse: %s", exc)
                     continue
                 if self.broker_address is None and ws is self._ws:
@@ -256,6 +264,34 @@ class RelayConnection:
         finally:
             if ws is self._ws:
                 self._on_disconnect()
+
+    def _wrong_protocol(self, message: str | bytes, exc: SettlementError) -> None:
+        """The first frames of a connection do not parse: fail the handshake at once with
+        what the relay speaks instead (rather than waiting for a reply that cannot come)."""
+        from ..erc7824.protocol import identify_frame
+
+        seen = identify_frame(message)
+        if seen.is_v05:  # our protocol, one bad frame: the usual error
+            error: SettlementError = InvalidFrameError(
+                f"the relay at {self.url} sent a frame that does not parse: {exc}"
+            )
+        else:
+            hint = (
+                " Yellow's network now runs Nitrolite v1: point the channel method at a v0.5 "
+                "ClearNode (the local sandbox's relay is one; see the README's list of "
+                "endpoints), or use the v1 client when it is available."
+                if seen.kind == "nitrolite-v1"
+                else " Check the relay URL (SETTLEMENT_RELAY_URL or the network profile)."
+            )
+            message_text = (
+                f"the relay at {self.url} does not speak Nitrolite v0.5 (ClearNode), which "
+                f"this client implements: its first frame is {seen.found}: {seen.sample!r}."
+            )
+            error = RelayProtocolError(message_text + hint, found=seen.kind)
+        _log.warning("%s", error)
+        if isinstance(error, RelayProtocolError):
+            self._protocol_error = error
+        self._fail_pending(error)
 
     def _is_config_reply(self, frame: Response) -> bool:
         entry = self._pending.get(frame.request_id)
@@ -331,6 +367,7 @@ class RelayConnection:
         if (
             self.reconnect
             and not self._closed
+            and self._protocol_error is None
             and (self._reconnector is None or self._reconnector.done())
         ):
             self._reconnector = asyncio.get_running_loop().create_task(self._reconnect_loop())
@@ -349,7 +386,7 @@ class RelayConnection:
                 await self._connect_once()
             except asyncio.CancelledError:
                 raise
-            except InvalidSignatureError as exc:
+            except (InvalidSignatureError, RelayProtocolError) as exc:
                 _log.error("not reconnecting to %s: %s", self.url, exc)
                 return
             except SettlementError as exc:

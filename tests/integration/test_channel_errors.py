@@ -5,6 +5,8 @@ short stays visible as pending work (test_channel_recovery.py finishes it).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import secrets
 from collections.abc import AsyncIterator
 from decimal import Decimal
@@ -22,6 +24,7 @@ from settlement_widgets.errors import (
     InsufficientBalanceError,
     InvalidAddressError,
     InvalidAmountError,
+    RelayProtocolError,
     RelayUnavailableError,
     SettlementValueError,
     UnknownOptionError,
@@ -196,6 +199,55 @@ async def test_relay_down(sandbox: LocalSandbox) -> None:
         assert p.pending_work() == NO_WORK and p.channels() == []
     finally:
         await p.close()
+
+
+@contextlib.asynccontextmanager
+async def speaking(answer: str | bytes) -> AsyncIterator[str]:
+    """A loopback WebSocket server that answers every message with ``answer``."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def handler(ws: ServerConnection) -> None:
+        async for _message in ws:
+            await ws.send(answer)
+
+    async with serve(handler, "127.0.0.1", 0, compression=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        yield f"ws://127.0.0.1:{port}/ws"
+
+
+# what a Nitrolite v1 node (Nitronode v1.4.1) answers a v0.5 frame (reference/nitrolite-v1)
+V1_REPLY = json.dumps([4, 0, "", {"error": "invalid message format"}, 1767225600000])
+
+
+@pytest.mark.parametrize(
+    "answer,found,named",
+    [
+        (V1_REPLY, "nitrolite-v1", "a Nitrolite v1 (Nitronode) error response frame"),
+        ("<html><body>502 Bad Gateway</body></html>", "text", "text that is not JSON"),
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "result": None}), "json", "JSON of another"),
+        (b"\xff\x00\x13", "binary", "a binary frame of 3 bytes"),
+    ],
+    ids=["nitrolite-v1", "html", "json-rpc", "binary"],
+)
+async def test_a_relay_of_another_protocol_is_named_at_once(
+    sandbox: LocalSandbox, answer: str | bytes, found: str, named: str
+) -> None:
+    """The channel provider pointed at a server that does not speak v0.5 fails on the first
+    operation, at once and without retrying, naming what it found; nothing is signed or kept."""
+    wallet = await fresh_wallet(sandbox)
+    async with speaking(answer) as url:
+        p = ChannelProvider(config_for(sandbox, node_url=url), wallet)
+        try:
+            with pytest.raises(RelayProtocolError, match=r"does not speak Nitrolite v0\.5") as err:
+                await p.create_channel(sandbox.broker_address, sandbox.token, U)
+            assert err.value.found == found
+            assert named in str(err.value)
+            if found == "nitrolite-v1":
+                assert "invalid message format" in str(err.value)
+                assert "Nitrolite v1" in str(err.value) and "v0.5 ClearNode" in str(err.value)
+            assert p.pending_work() == NO_WORK and p.channels() == []
+        finally:
+            await p.close()
 
 
 async def test_chain_down_before_anything_is_signed(sandbox: LocalSandbox) -> None:
