@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .wallet import WalletClient
 
 __all__ = [
+    "ENDPOINT_WITHHELD_ENV",
     "ApiServer",
     "NotebookSession",
     "ProgressBar",
@@ -357,6 +358,12 @@ async def _pump(
         ready.set_exception(EOFError("the server closed its output"))
 
 
+#: what the endpoint process is never given: it reads chains and the faucet, signs nothing
+ENDPOINT_WITHHELD_ENV: frozenset[str] = frozenset(
+    {"SETTLEMENT_PRIVATE_KEY", "LIFI_API_KEY", "PRIVATE_KEY", "JUPYTER_TOKEN"}
+)
+
+
 async def start_api_server(
     network: Network | str | None = None,
     *,
@@ -367,12 +374,19 @@ async def start_api_server(
 
     The server binds 127.0.0.1 on a free port, with a fresh random token. It inherits this
     process's environment (``SETTLEMENT_HOME``, hence the sandbox profile of a session;
-    ``SEPOLIA_RPC_URL``) plus ``env``. Raises :class:`UnavailableError` if it exits before
-    serving and :class:`SettlementTimeoutError` if it is not serving within ``timeout`` s.
+    ``SEPOLIA_RPC_URL``) plus ``env``, minus the secrets it never needs
+    (:data:`ENDPOINT_WITHHELD_ENV`: the wallet key, API keys). Raises
+    :class:`UnavailableError` if it exits before serving and :class:`SettlementTimeoutError`
+    if it is not serving within ``timeout`` s.
     """
     name = _network_name(network.name if isinstance(network, Network) else network)
     token = secrets.token_hex(24)
-    child_env = {**os.environ, **(env or {}), "JUPYTER_TOKEN": token}
+    child_env = {
+        key: value
+        for key, value in {**os.environ, **(env or {})}.items()
+        if key not in ENDPOINT_WITHHELD_ENV
+    }
+    child_env["JUPYTER_TOKEN"] = token
     if isinstance(network, Network) and network.rpc_url and name == "sepolia":
         child_env["SEPOLIA_RPC_URL"] = network.rpc_url
     process = await asyncio.create_subprocess_exec(

@@ -96,7 +96,19 @@ def build_config(
     base_url: str = "/",
     log_level: str = "INFO",
 ) -> Config:
-    """The traitlets config of a standalone server (``no_auth`` must be loopback-only)."""
+    """The traitlets config of a standalone server.
+
+    ``no_auth`` is refused (:class:`~settlement_widgets.errors.ConfigurationError`) unless
+    ``host`` is a loopback address: without a token anyone who can reach the address could
+    use the endpoint. The CLI says the same before it gets here; a caller from Python is
+    held to it too."""
+    if no_auth and not is_loopback(host):
+        from ..errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"refusing no_auth=True on {host!r}: without a token anyone who can reach that "
+            "address could use the endpoint. Bind a loopback host (127.0.0.1) or keep the token."
+        )
     c = Config()
     c.ServerApp.ip = host
     c.ServerApp.port = port

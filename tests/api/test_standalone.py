@@ -175,6 +175,18 @@ def test_no_auth_is_refused_on_a_non_loopback_host(host: str, server_env: dict[s
     assert "settlement-api: serving" not in result.stdout
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::", "example.org"])
+def test_build_config_refuses_no_auth_off_loopback_when_called_from_python(host: str) -> None:
+    """The CLI's refusal holds for a caller of ``build_config`` too."""
+    from settlement_widgets.api.standalone import build_config
+    from settlement_widgets.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="refusing no_auth=True"):
+        build_config(host=host, port=0, network="local", no_auth=True)
+    assert build_config(host=host, port=0, network="local").ServerApp.ip == host  # token kept
+    assert build_config(host="127.0.0.1", port=0, network="local", no_auth=True)
+
+
 def test_extension_is_enabled_by_the_installed_config(server_env: dict[str, str]) -> None:
     shipped = Path(sys.prefix, "etc/jupyter/jupyter_server_config.d/settlement_widgets.json")
     assert json.loads(shipped.read_text()) == {

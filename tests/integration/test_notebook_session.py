@@ -74,6 +74,26 @@ async def test_sepolia_endpoint_process_serves_the_spec_body() -> None:
         await api.stop()
 
 
+async def test_the_endpoint_process_is_never_given_the_wallet_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The endpoint signs nothing: the key (from this process or from ``env``) and API keys
+    stay out of its environment, which the kernel shows in /proc/<pid>/environ."""
+    secret = "0x" + "5a" * 32  # a made-up key: never funded anywhere
+    monkeypatch.setenv("SETTLEMENT_PRIVATE_KEY", secret)
+    monkeypatch.setenv("LIFI_API_KEY", "made-up-api-key")
+    api = await start_api_server("sepolia", env={"PRIVATE_KEY": secret, "KEEP_ME": "1"})
+    try:
+        environ = Path(f"/proc/{api.process.pid}/environ").read_bytes().split(b"\0")
+        names = {item.split(b"=", 1)[0].decode() for item in environ if item}
+        assert "KEEP_ME" in names and "SETTLEMENT_HOME" in names  # the rest is inherited
+        assert not names & {"SETTLEMENT_PRIVATE_KEY", "PRIVATE_KEY", "LIFI_API_KEY"}
+        assert secret.encode() not in b"\0".join(environ)
+        assert (await api.get()).status_code == 200
+    finally:
+        await api.stop()
+
+
 async def test_a_server_that_cannot_start_is_reported(tmp_path: Path) -> None:
     shadow = tmp_path / "shadow" / "settlement_widgets"
     shadow.mkdir(parents=True)
