@@ -68,6 +68,12 @@ class SettlementConfig(Configurable):
         config=True
     )
 
+    faucet_client_rate_limit = Int(
+        20,
+        help="Faucet requests allowed per client (remote address) per window, whatever "
+        "addresses it asks for.",
+    ).tag(config=True)
+
     faucet_rate_window = Float(60.0, help="Length of the faucet rate-limit window, s.").tag(
         config=True
     )
@@ -87,9 +93,9 @@ class SettlementConfig(Configurable):
             raise TraitError(f"{proposal['trait'].name} must be positive, got {value}")
         return value
 
-    @validate("faucet_rate_limit")
+    @validate("faucet_rate_limit", "faucet_client_rate_limit")
     def _positive_limit(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])
         if value < 1:
-            raise TraitError(f"faucet_rate_limit must be at least 1, got {value}")
+            raise TraitError(f"{proposal['trait'].name} must be at least 1, got {value}")
         return value

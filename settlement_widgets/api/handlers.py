@@ -101,9 +101,16 @@ class SettlementHandler(SettlementAPIHandler):
             return
         if isinstance(request, FaucetRequest):
             address = request.user_address
-            await self.run(lambda: self.service.faucet(address))
+            client = self._client_key()
+            await self.run(lambda: self.service.faucet(address, client))
         elif isinstance(request, V4ContractsRequest):
             await self.run(self.service.v4_contracts)
+
+    def _client_key(self) -> str:
+        """Who asks, for the faucet's per-client limit: the remote address (as the server
+        sees it, ``trust_xheaders`` included). Not the Jupyter user: a token client without
+        cookies is given a fresh anonymous user name on every request."""
+        return f"ip:{self.request.remote_ip}"
 
 
 class ProofsHandler(SettlementAPIHandler):

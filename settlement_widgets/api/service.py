@@ -41,6 +41,7 @@ class SettlementService:
         faucet_timeout: float = 10.0,
         faucet_rate_limit: int = 5,
         faucet_rate_window: float = 60.0,
+        faucet_client_rate_limit: int = 20,
         rpc_timeout: float = 5.0,
         proofs_path: str | None = None,
         sandbox: ServerSandbox | None = None,
@@ -52,6 +53,8 @@ class SettlementService:
         self.proofs_path = proofs_path
         self.sandbox = sandbox
         self.limiter = RateLimiter(faucet_rate_limit, faucet_rate_window)
+        #: per client too: cycling addresses must not get around the per-address limit
+        self.client_limiter = RateLimiter(faucet_client_rate_limit, faucet_rate_window)
         self._explorers: dict[int | None, Any] = {}
         self._explorer_for: str | None = None
         # one HTTP client for every faucet call: building an httpx client loads the CA
@@ -70,6 +73,7 @@ class SettlementService:
             faucet_timeout=config.faucet_timeout,
             faucet_rate_limit=config.faucet_rate_limit,
             faucet_rate_window=config.faucet_rate_window,
+            faucet_client_rate_limit=config.faucet_client_rate_limit,
             rpc_timeout=config.rpc_timeout,
             proofs_path=config.proofs_path,
         )
@@ -90,21 +94,27 @@ class SettlementService:
 
         return settlement_config(await self.network())
 
-    async def faucet(self, user_address: str) -> Reply:
-        """Proxy to the network's faucet; 200 ok/fallback, or 429 past the per-address limit."""
+    async def faucet(self, user_address: str, client: str | None = None) -> Reply:
+        """Ask the network's faucet for ``user_address``: at most ``limiter.limit`` requests
+        per address and ``client_limiter.limit`` per ``client`` (the handler passes the
+        remote address) in each window; beyond, 429 with ``Retry-After``."""
         from ..channel.faucet import request_faucet_tokens
 
         network = await self.network()
-        wait = self.limiter.check(user_address)
-        if wait is not None:
+        checks = [(self.limiter, user_address, f"for {user_address}", "address")]
+        if client is not None:
+            checks.insert(0, (self.client_limiter, client, "from this client", "client"))
+        for limiter, key, whom, per in checks:
+            wait = limiter.check(key)
+            if wait is None:
+                continue
             seconds = RateLimiter.retry_after_header(wait)
             return Reply(
                 429,
                 {
                     "error": (
-                        f"Too many faucet requests for {user_address}: at most "
-                        f"{self.limiter.limit} per {self.limiter.window:g} s; "
-                        f"retry in {seconds} s"
+                        f"Too many faucet requests {whom}: at most {limiter.limit} per "
+                        f"{per} per {limiter.window:g} s; retry in {seconds} s"
                     ),
                     "retryAfter": int(seconds),
                 },
