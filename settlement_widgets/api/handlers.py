@@ -18,6 +18,7 @@ from typing import Any
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.utils import url_path_join
 from tornado.httputil import responses
 
 from ..errors import SettlementError
@@ -77,6 +78,17 @@ class SettlementAPIHandler(APIHandler):
         self.finish(json.dumps({"error": message}))
 
 
+def with_base_url(body: dict[str, Any], base_url: str) -> dict[str, Any]:
+    """``body`` with its ``testnetProofs`` paths under the server's ``base_url``, so a client
+    can fetch them as given: ``/api/settlement/proofs/channel`` on a server at ``/``
+    (exactly the spec's shape), ``/user/ada/api/settlement/proofs/channel`` under
+    ``/user/ada/`` (JupyterHub, Binder). Pure."""
+    if base_url in ("", "/") or "testnetProofs" not in body:
+        return body
+    proofs = {key: url_path_join(base_url, path) for key, path in body["testnetProofs"].items()}
+    return {**body, "testnetProofs": proofs}
+
+
 class SettlementHandler(SettlementAPIHandler):
     """``GET`` the configuration body; ``POST`` an action (``channel:faucet``, ``v4:contracts``)."""
 
@@ -86,9 +98,8 @@ class SettlementHandler(SettlementAPIHandler):
     @authorized
     async def get(self) -> None:
         async def answer() -> Reply:
-            # testnetProofs keeps the spec's shape (/api/settlement/proofs/<method>) under any
-            # base_url: the paths are the server's, below its base_url, as every Jupyter API
-            return Reply(200, await self.service.config_body())
+            body = await self.service.config_body()
+            return Reply(200, with_base_url(body, self.base_url))
 
         await self.run(answer)
 

@@ -35,7 +35,22 @@ async def test_get_is_the_settlement_config_under_base_url(
 ) -> None:
     response = await jp_fetch("api", "settlement")
     assert response.code == 200
-    assert body(response) == settlement_config("sepolia")
+    expected = settlement_config("sepolia")
+    got = body(response)
+    assert {k: v for k, v in got.items() if k != "testnetProofs"} == {
+        k: v for k, v in expected.items() if k != "testnetProofs"
+    }
+    # the proof paths as the spec writes them, under this server's base_url
+    assert got["testnetProofs"] == {
+        method: jp_base_url.rstrip("/") + path for method, path in expected["testnetProofs"].items()
+    }
+    async with httpx.AsyncClient() as client:
+        token = response.request.headers["Authorization"]
+        for path in got["testnetProofs"].values():  # each can be fetched as given
+            proofs = await client.get(
+                f"http://127.0.0.1:{jp_http_port}{path}", headers={"Authorization": token}
+            )
+            assert proofs.status_code == 200, (path, proofs.text)
     if jp_base_url != "/":  # the route moved with the prefix
         async with httpx.AsyncClient() as client:
             token = response.request.headers["Authorization"]

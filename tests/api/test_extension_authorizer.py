@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from jupyter_server.auth import Authorizer
 
+from settlement_widgets.api.handlers import with_base_url
 from settlement_widgets.methods import settlement_config
 
 
@@ -29,9 +30,9 @@ def jp_server_config() -> dict[str, Any]:
     }
 
 
-async def test_read_allowed_write_refused(jp_fetch: Any) -> None:
+async def test_read_allowed_write_refused(jp_fetch: Any, jp_base_url: str) -> None:
     got = await jp_fetch("api", "settlement")
-    assert json.loads(got.body) == settlement_config("sepolia")
+    assert json.loads(got.body) == with_base_url(settlement_config("sepolia"), jp_base_url)
     refused = await jp_fetch(
         "api", "settlement", method="POST", body='{"action":"v4:contracts"}', raise_error=False
     )

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPResponse
 
+from settlement_widgets.api.handlers import with_base_url
 from settlement_widgets.methods import settlement_config
 from settlement_widgets.proofs import record_proof
 
@@ -47,10 +48,12 @@ async def faucet(jp_fetch: Any, address: str) -> HTTPResponse:
     )
 
 
-async def test_get_serves_the_local_profile(jp_fetch: Any, write_profile: Any) -> None:
+async def test_get_serves_the_local_profile(
+    jp_fetch: Any, write_profile: Any, jp_base_url: str
+) -> None:
     network = write_profile("http://127.0.0.1:9/faucet/requestTokens")
     response = await jp_fetch("api", "settlement")
-    assert body(response) == settlement_config(network)
+    assert body(response) == with_base_url(settlement_config(network), jp_base_url)
     assert body(response)["methods"]["channel"]["faucetUrl"] == network.faucet_url
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from settlement_widgets.api.handlers import with_base_url
 from settlement_widgets.methods import settlement_config
 
 STARTUP_TIMEOUT = 120.0  # importing jupyter_server takes seconds on a loaded 2-core box
@@ -146,7 +147,9 @@ def test_no_auth_on_loopback_serves_without_token_but_checks_origin(
     try:
         endpoint = server.wait_ready().group(1)
         with httpx.Client(timeout=30) as client:
-            assert client.get(endpoint).json() == settlement_config("sepolia")
+            assert client.get(endpoint).json() == with_base_url(
+                settlement_config("sepolia"), "/sw/"
+            )
             ok = client.post(endpoint, json={"action": "v4:contracts"})
             assert ok.status_code == 200
             # a cross-site page cannot drive it: a foreign Origin is refused
@@ -233,7 +236,7 @@ def test_plain_jupyter_server_serves_the_endpoint_under_its_base_url(
             assert anon.get(endpoint).status_code == 403
             got = client.get(endpoint, headers={"Authorization": f"token {token}"})
             assert got.status_code == 200
-            assert got.json() == settlement_config("sepolia")
+            assert got.json() == with_base_url(settlement_config("sepolia"), "/hub/user/x/")
             bare = client.get(
                 origin + "/api/settlement", headers={"Authorization": f"token {token}"}
             )

@@ -240,9 +240,13 @@ def test_explorer_link_outlives_the_kernel_under_a_base_url(tmp_path: Path) -> N
         assert (channel["network"], channel["chainId"]) == ("local", profile["chainId"])
         assert channel["contracts"]["custody"] == profile["contracts"]["custody"]
         assert v4["explorerBase"] == f"{BASE}settlement/explorer"
-        # the spec's shape, a path below the server's base_url like every Jupyter API path
-        assert body["testnetProofs"]["channel"] == "/api/settlement/proofs/channel"
-        proofs = server.get(body["testnetProofs"]["channel"].lstrip("/"))
+        # the spec's path, under the server's base_url so that it can be fetched as given
+        assert body["testnetProofs"]["channel"] == f"{BASE}api/settlement/proofs/channel"
+        proofs = httpx.get(
+            server.origin + body["testnetProofs"]["channel"],
+            headers={"Authorization": f"token {server.token}"},
+            timeout=60,
+        )
         assert proofs.status_code == 200
         assert server.get("settlement/explorer/").status_code == 200
 
