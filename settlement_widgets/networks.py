@@ -24,11 +24,13 @@ from .errors import ConfigurationError, InvalidNetworkError
 __all__ = [
     "NETWORK_NAMES",
     "SEPOLIA",
+    "SEPOLIA_ENV",
     "Explorer",
     "Network",
     "NetworkContracts",
     "get_network",
     "local",
+    "sepolia_from_env",
     "settlement_home",
 ]
 
@@ -234,10 +236,44 @@ def _profile_path() -> Path:
     return Path(env) if env else settlement_home() / "sandbox" / "profile.json"
 
 
+#: environment variables that point the Sepolia profile at other services, as a user with
+#: their own RPC provider, relay or faucet (or the project's offline Sepolia twin) would
+SEPOLIA_ENV: dict[str, str] = {
+    "SEPOLIA_RPC_URL": "rpc_url",
+    "SETTLEMENT_RELAY_URL": "node_url",
+    "SETTLEMENT_FAUCET_URL": "faucet_url",
+}
+_SCHEMES = {
+    "rpc_url": ("http://", "https://", "ws://", "wss://"),
+    "node_url": ("ws://", "wss://"),
+    "faucet_url": ("http://", "https://"),
+}
+
+
+def sepolia_from_env() -> Network:
+    """:data:`SEPOLIA` with the overrides of :data:`SEPOLIA_ENV` that are set: the JSON-RPC
+    URL (``SEPOLIA_RPC_URL``), the relay's WebSocket (``SETTLEMENT_RELAY_URL``) and the
+    faucet (``SETTLEMENT_FAUCET_URL``). Contracts, chain id and explorer stay Sepolia's. A
+    value with the wrong scheme is an :class:`InvalidNetworkError` naming the variable."""
+    changes: dict[str, Any] = {}
+    for var, field_name in SEPOLIA_ENV.items():
+        value = (os.environ.get(var) or "").strip()
+        if not value:
+            continue
+        if not value.lower().startswith(_SCHEMES[field_name]):
+            raise InvalidNetworkError(
+                f"{var} must start with {' or '.join(_SCHEMES[field_name])}, got {value[:80]!r}"
+            )
+        changes[field_name] = value
+    return replace(SEPOLIA, **changes) if changes else SEPOLIA
+
+
 def get_network(name: str | None = None) -> Network:
     """The configured network: ``name``, else ``$SETTLEMENT_NETWORK``, else ``local``.
 
-    ``sepolia`` takes its RPC URL from ``SEPOLIA_RPC_URL``. ``local`` reads the profile the
+    ``sepolia`` takes its RPC URL from ``SEPOLIA_RPC_URL`` and its relay and faucet from
+    ``SETTLEMENT_RELAY_URL``/``SETTLEMENT_FAUCET_URL`` when set (:func:`sepolia_from_env`).
+    ``local`` reads the profile the
     sandbox wrote (``SETTLEMENT_PROFILE`` or ``$SETTLEMENT_HOME/sandbox/profile.json``).
     """
     chosen = (name if name is not None else os.environ.get("SETTLEMENT_NETWORK", "local")).strip()
@@ -247,7 +283,7 @@ def get_network(name: str | None = None) -> Network:
             f"unknown network {chosen!r}; valid networks: {', '.join(NETWORK_NAMES)}"
         )
     if key == "sepolia":
-        return SEPOLIA.with_rpc_url(os.environ.get("SEPOLIA_RPC_URL") or None)
+        return sepolia_from_env()
     path = _profile_path()
     try:
         data = json.loads(path.read_text())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..addresses import validate_address
 from ..errors import SettlementValueError
-from ..networks import SEPOLIA, Network
+from ..networks import Network
 
 __all__ = ["DEFAULT_APPLICATION", "MIN_CHALLENGE_PERIOD", "ChannelConfig"]
 
@@ -78,8 +78,8 @@ class ChannelConfig:
 
     @classmethod
     def sepolia(cls, **overrides: object) -> ChannelConfig:
-        import os
+        """Sepolia's config, with ``SEPOLIA_RPC_URL``, ``SETTLEMENT_RELAY_URL`` and
+        ``SETTLEMENT_FAUCET_URL`` applied when set (see :func:`~..networks.sepolia_from_env`)."""
+        from ..networks import sepolia_from_env
 
-        return cls.from_network(
-            SEPOLIA.with_rpc_url(os.environ.get("SEPOLIA_RPC_URL")), **overrides
-        )
+        return cls.from_network(sepolia_from_env(), **overrides)

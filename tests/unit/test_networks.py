@@ -83,3 +83,51 @@ def test_profile_json_round_trip_and_bad_addresses() -> None:
         Network.from_json(data)
     with pytest.raises(ConfigurationError):
         Network.from_json({"name": "local"})
+
+
+def test_sepolia_relay_and_faucet_can_be_pointed_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The variables a user with their own services (or the offline twin) sets: only the
+    URLs change; Sepolia's contracts, chain id and explorer stay."""
+    from settlement_widgets.channel import ChannelConfig
+    from settlement_widgets.networks import SEPOLIA_ENV
+
+    assert set(SEPOLIA_ENV) == {"SEPOLIA_RPC_URL", "SETTLEMENT_RELAY_URL", "SETTLEMENT_FAUCET_URL"}
+    monkeypatch.setenv("SEPOLIA_RPC_URL", "http://127.0.0.1:8545")
+    monkeypatch.setenv("SETTLEMENT_RELAY_URL", "ws://127.0.0.1:7824/ws")
+    monkeypatch.setenv("SETTLEMENT_FAUCET_URL", "http://127.0.0.1:8000/faucet/requestTokens")
+    net = get_network("sepolia")
+    assert net.rpc_url == "http://127.0.0.1:8545"
+    assert net.node_url == "ws://127.0.0.1:7824/ws"
+    assert net.faucet_url == "http://127.0.0.1:8000/faucet/requestTokens"
+    assert (net.chain_id, net.contracts, net.explorer_base) == (
+        SEPOLIA.chain_id,
+        SEPOLIA.contracts,
+        SEPOLIA.explorer_base,
+    )
+    config = ChannelConfig.sepolia()
+    assert config.node_url == "ws://127.0.0.1:7824/ws"
+    assert config.custody == SEPOLIA.contracts.custody
+
+
+@pytest.mark.parametrize(
+    "var,value",
+    [
+        ("SETTLEMENT_RELAY_URL", "http://127.0.0.1:7824/ws"),
+        ("SETTLEMENT_FAUCET_URL", "ws://127.0.0.1/faucet"),
+        ("SEPOLIA_RPC_URL", "127.0.0.1:8545"),
+    ],
+)
+def test_a_url_with_the_wrong_scheme_is_named(
+    monkeypatch: pytest.MonkeyPatch, var: str, value: str
+) -> None:
+    monkeypatch.setenv(var, value)
+    with pytest.raises(InvalidNetworkError, match=var):
+        get_network("sepolia")
+
+
+def test_unset_or_blank_overrides_leave_sepolia_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("SEPOLIA_RPC_URL", "SETTLEMENT_RELAY_URL", "SETTLEMENT_FAUCET_URL"):
+        monkeypatch.setenv(var, "  ")
+    assert get_network("sepolia") == SEPOLIA
