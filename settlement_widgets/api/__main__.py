@@ -37,9 +37,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--log-level", default="INFO", choices=("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
     )
+    parser.add_argument(
+        "--faucet-client-rate-limit",
+        type=int,
+        default=None,
+        help="faucet requests per client address per window (default 20)",
+    )
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, got {args.port}")
+    if args.faucet_client_rate_limit is not None and args.faucet_client_rate_limit < 1:
+        parser.error("--faucet-client-rate-limit must be at least 1")
     return args
 
 
@@ -64,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         base_url=base_url,
         log_level=args.log_level,
     )
+    if args.faucet_client_rate_limit is not None:
+        config.SettlementConfig.faucet_client_rate_limit = args.faucet_client_rate_limit
     app = SettlementServerApp(config=config)
     app.initialize(argv=[], find_extensions=False)
     app.start()

@@ -243,3 +243,13 @@ def test_plain_jupyter_server_serves_the_endpoint_under_its_base_url(
             assert bare.status_code == 404
     finally:
         server.stop()
+
+
+def test_the_per_client_faucet_limit_is_a_cli_option() -> None:
+    from settlement_widgets.api.__main__ import parse_args
+
+    assert parse_args([]).faucet_client_rate_limit is None  # the trait's default applies
+    assert parse_args(["--faucet-client-rate-limit", "7"]).faucet_client_rate_limit == 7
+    with pytest.raises(SystemExit) as refused:
+        parse_args(["--faucet-client-rate-limit", "0"])
+    assert refused.value.code == 2
