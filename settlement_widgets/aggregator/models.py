@@ -444,8 +444,35 @@ def _step(ctx: _Ctx, value: Any, path: str) -> Step:
     )
 
 
+class _Valued:
+    """The USD figures of a route or quote, read from its :meth:`net_value`."""
+
+    def net_value(self) -> NetValue | None:  # pragma: no cover - each value defines it
+        raise NotImplementedError
+
+    @property
+    def net_usd(self) -> Decimal | None:
+        """Headline: ``toAmount`` net of fees paid on top and gas, in USD (None if
+        unpriceable)."""
+        value = self.net_value()
+        return None if value is None else value.net_usd
+
+    @property
+    def net_min_usd(self) -> Decimal | None:
+        """Worst case: ``toAmountMin`` net of fees paid on top and gas, in USD (None if
+        unpriceable). Routes are ranked on it."""
+        value = self.net_value()
+        return None if value is None else value.net_min_usd
+
+    @property
+    def approval_gas_usd(self) -> Decimal | None:
+        """The ERC-20 approvals' share of the gas, in USD (None if unpriceable)."""
+        value = self.net_value()
+        return None if value is None else value.approval_gas_usd
+
+
 @dataclass(frozen=True)
-class Route:
+class Route(_Valued):
     """A route from ``POST /advanced/routes``: one or more steps from one token to another.
 
     ``rank`` is set by :func:`~settlement_widgets.aggregator.ranking.rank_routes` (1 = best);
@@ -499,29 +526,9 @@ class Route:
             gas_cost_usd=self.gas_cost_usd,
         )
 
-    @property
-    def net_usd(self) -> Decimal | None:
-        """Headline: ``toAmount`` net of fees paid on top and gas, in USD (None if
-        unpriceable)."""
-        value = self.net_value()
-        return None if value is None else value.net_usd
-
-    @property
-    def net_min_usd(self) -> Decimal | None:
-        """Worst case: ``toAmountMin`` net of fees paid on top and gas, in USD (None if
-        unpriceable). Routes are ranked on it."""
-        value = self.net_value()
-        return None if value is None else value.net_min_usd
-
-    @property
-    def approval_gas_usd(self) -> Decimal | None:
-        """The ERC-20 approvals' share of the gas, in USD (None if unpriceable)."""
-        value = self.net_value()
-        return None if value is None else value.approval_gas_usd
-
 
 @dataclass(frozen=True)
-class Quote:
+class Quote(_Valued):
     """``GET /quote``: the single best step LI.FI found, with its transaction request."""
 
     step: Step
@@ -570,26 +577,6 @@ class Quote:
             to_amount_usd=estimate.to_amount_usd,
             gas_cost_usd=None,
         )
-
-    @property
-    def net_usd(self) -> Decimal | None:
-        """Headline: ``toAmount`` net of fees paid on top and gas, in USD (None if
-        unpriceable)."""
-        value = self.net_value()
-        return None if value is None else value.net_usd
-
-    @property
-    def net_min_usd(self) -> Decimal | None:
-        """Worst case: ``toAmountMin`` net of fees paid on top and gas, in USD (None if
-        unpriceable). Routes are ranked on it."""
-        value = self.net_value()
-        return None if value is None else value.net_min_usd
-
-    @property
-    def approval_gas_usd(self) -> Decimal | None:
-        """The ERC-20 approvals' share of the gas, in USD (None if unpriceable)."""
-        value = self.net_value()
-        return None if value is None else value.approval_gas_usd
 
 
 @dataclass(frozen=True)

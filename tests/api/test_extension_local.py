@@ -142,6 +142,41 @@ async def test_faucet_rate_limit_per_address_is_429_with_retry_after(
     assert body(other)["status"] == "ok"
 
 
+CLIENT_LIMITED = {
+    "network": "local",
+    "faucet_timeout": 0.5,
+    "faucet_rate_limit": 2,
+    "faucet_client_rate_limit": 4,
+    "faucet_rate_window": 600.0,
+}
+
+
+@pytest.mark.parametrize("settlement_traits", [CLIENT_LIMITED])
+async def test_cycling_addresses_hits_the_per_client_faucet_limit(
+    jp_fetch: Any, write_profile: Any, loopback_faucet: LoopbackFaucet
+) -> None:
+    """Fresh addresses from one client do not get around the per-address limit."""
+    write_profile(loopback_faucet.url())
+    codes = [(await faucet(jp_fetch, addr(i))).code for i in range(1, 5)]
+    assert codes == [200, 200, 200, 200]  # four fresh addresses: each under its own limit
+    limited = await faucet(jp_fetch, addr(5))  # a fifth fresh one: the client is over
+    assert limited.code == 429
+    data = body(limited)
+    assert "from this client" in data["error"] and "at most 4 per client" in data["error"]
+    assert int(limited.headers["Retry-After"]) == data["retryAfter"] >= 1
+    assert len(loopback_faucet.requests) == 4  # the limited request never went upstream
+
+
+@pytest.mark.parametrize("settlement_traits", [CLIENT_LIMITED])
+async def test_the_per_address_limit_still_applies_under_the_client_limit(
+    jp_fetch: Any, write_profile: Any, loopback_faucet: LoopbackFaucet
+) -> None:
+    write_profile(loopback_faucet.url())
+    assert [(await faucet(jp_fetch, ADDRESS)).code for _ in range(2)] == [200, 200]
+    limited = await faucet(jp_fetch, ADDRESS)
+    assert limited.code == 429 and f"for {ADDRESS}" in body(limited)["error"]
+
+
 async def test_v4_contracts_on_local_without_rpc_says_so(jp_fetch: Any, write_profile: Any) -> None:
     network = write_profile("http://127.0.0.1:9/faucet/requestTokens")
     response = await jp_fetch(

@@ -12,17 +12,7 @@ import {BalanceDelta, BalanceDeltaLibrary} from "@uniswap/v4-core/src/types/Bala
 import {SwapParams} from "@uniswap/v4-core/src/types/PoolOperation.sol";
 import {TickMath} from "@uniswap/v4-core/src/libraries/TickMath.sol";
 
-interface ISandboxBridge {
-    function startTransfer(
-        address token,
-        uint256 amount,
-        uint256 destinationChainId,
-        address receiver,
-        address destinationToken,
-        uint256 minAmountOut,
-        address refundTo
-    ) external payable returns (bytes32);
-}
+import {SandboxBridge} from "./SandboxBridge.sol";
 
 /// @title SandboxRouter
 /// @notice The sandbox's counterpart of an aggregator's entry contract, on each chain:
@@ -130,7 +120,7 @@ contract SandboxRouter is IUnlockCallback {
         swapOut = abi.decode(manager.unlock(abi.encode(false, key, zeroForOne, amountIn)), (uint256));
         if (swapOut < minSwapOut) revert SlippageExceeded(swapOut, minSwapOut);
         IERC20(tokenOut).forceApprove(bridge, swapOut);
-        transferId = ISandboxBridge(bridge).startTransfer{value: msg.value}(
+        transferId = SandboxBridge(bridge).startTransfer{value: msg.value}(
             tokenOut, swapOut, destinationChainId, receiver, destinationToken, minAmountOut, msg.sender
         );
         emit SwappedAndBridged(msg.sender, tokenIn, amountIn, tokenOut, swapOut, transferId);

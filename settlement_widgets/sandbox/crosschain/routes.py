@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ...addresses import ZERO_ADDRESS, is_address, to_checksum
 from ...contracts import load_artifact
@@ -136,6 +136,56 @@ def _zero_for_one(chain: ChainDeployment, sell: str) -> bool:
 def _usd_of(amount: int, token: Mapping[str, Any]) -> Decimal:
     price = Decimal(str(token.get("priceUSD") or 0))
     return Decimal(amount).scaleb(-int(token["decimals"])) * price
+
+
+def _step_json(
+    step_id: str,
+    kind: str,
+    tool: str,
+    tool_details: Mapping[str, Any],
+    *,
+    chains: tuple[int, int],
+    tokens: tuple[Mapping[str, Any], Mapping[str, Any]],
+    amounts: tuple[int, int, int],
+    parties: tuple[str | None, str | None],
+    slippage: float,
+    approval: str | None,
+    duration: float,
+    fee_costs: list[dict[str, Any]] | None = None,
+    gas_costs: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """One LI.FI step (``action`` and ``estimate``): ``amounts`` is (from, to, to minimum),
+    ``parties`` (from address, to address)."""
+    from_amount, to_amount, to_amount_min = amounts
+    return {
+        "id": step_id,
+        "type": kind,
+        "tool": tool,
+        "toolDetails": dict(tool_details),
+        "action": {
+            "fromChainId": chains[0],
+            "toChainId": chains[1],
+            "fromToken": tokens[0],
+            "toToken": tokens[1],
+            "fromAmount": str(from_amount),
+            "fromAddress": parties[0],
+            "toAddress": parties[1],
+            "slippage": slippage,
+        },
+        "estimate": {
+            "tool": tool,
+            "fromAmount": str(from_amount),
+            "toAmount": str(to_amount),
+            "toAmountMin": str(to_amount_min),
+            "approvalAddress": approval,
+            "executionDuration": duration,
+            "feeCosts": fee_costs or [],
+            "gasCosts": gas_costs or [],
+        },
+    }
+
+
+_V4_TOOL: Final = {"key": "sandbox-v4", "name": "Uniswap v4 (sandbox pool)", "logoURI": ""}
 
 
 class RouteServer:
@@ -500,20 +550,6 @@ class RouteServer:
         duration = round(spec.confirmations * self.block_time + _RELAY_SECONDS, 3)
         approval = source.bridges[spec.key] if legs.from_kind == "usdc" else source.router
         assert approval is not None
-        from_usd = _usd_of(request.from_amount, from_token)
-        to_usd = _usd_of(to_amount, to_token)
-        estimate = {
-            "tool": spec.key,
-            "fromAmount": str(request.from_amount),
-            "toAmount": str(to_amount),
-            "toAmountMin": str(to_amount_min),
-            "approvalAddress": approval,
-            "executionDuration": duration,
-            "feeCosts": fee_costs,
-            "gasCosts": gas_costs,
-            "fromAmountUSD": _dec(from_usd, 4),
-            "toAmountUSD": _dec(to_usd, 4),
-        }
         tool_details = {"key": spec.key, "name": spec.name, "logoURI": ""}
         included: list[dict[str, Any]] = []
         if legs.from_kind == "weth":
@@ -538,22 +574,25 @@ class RouteServer:
                     released, to_amount, to_amount_min, target.router,
                 )
             )  # fmt: skip
-        step: dict[str, Any] = {
-            "id": request.id_for(spec.key + ":step"),
-            "type": "lifi" if included else "cross",
-            "tool": spec.key,
-            "toolDetails": tool_details,
-            "action": {
-                "fromChainId": request.from_chain,
-                "toChainId": request.to_chain,
-                "fromToken": from_token,
-                "toToken": to_token,
-                "fromAmount": str(request.from_amount),
-                "fromAddress": request.from_address,
-                "toAddress": request.to_address,
-                "slippage": request.slippage,
-            },
-            "estimate": estimate,
+        step = _step_json(
+            request.id_for(spec.key + ":step"),
+            "lifi" if included else "cross",
+            spec.key,
+            tool_details,
+            chains=(request.from_chain, request.to_chain),
+            tokens=(from_token, to_token),
+            amounts=(request.from_amount, to_amount, to_amount_min),
+            parties=(request.from_address, request.to_address),
+            slippage=request.slippage,
+            approval=approval,
+            duration=duration,
+            fee_costs=fee_costs,
+            gas_costs=gas_costs,
+        )
+        estimate = step["estimate"]
+        estimate["fromAmountUSD"] = _dec(_usd_of(request.from_amount, from_token), 4)
+        estimate["toAmountUSD"] = _dec(_usd_of(to_amount, to_token), 4)
+        step |= {
             "includedSteps": included,
             # how this server rebuilds the transaction (stepTransaction): sandbox-specific
             "sandbox": {
@@ -591,36 +630,21 @@ class RouteServer:
         amount_out_min: int,
         router: str | None,
     ) -> dict[str, Any]:
-        return {
-            "id": request.id_for(f"swap:{chain_id}"),
-            "type": "swap",
-            "tool": "sandbox-v4",
-            "toolDetails": {
-                "key": "sandbox-v4",
-                "name": "Uniswap v4 (sandbox pool)",
-                "logoURI": "",
-            },
-            "action": {
-                "fromChainId": chain_id,
-                "toChainId": chain_id,
-                "fromToken": token_in,
-                "toToken": token_out,
-                "fromAmount": str(amount_in),
-                "fromAddress": router,
-                "toAddress": router if chain_id == request.from_chain else request.to_address,
-                "slippage": request.slippage,
-            },
-            "estimate": {
-                "tool": "sandbox-v4",
-                "fromAmount": str(amount_in),
-                "toAmount": str(amount_out),
-                "toAmountMin": str(amount_out_min),
-                "approvalAddress": router,
-                "executionDuration": 0,
-                "feeCosts": [],
-                "gasCosts": [],
-            },
-        }
+        """The swap in ``chain_id``'s pool, by its router (before or after the bridge)."""
+        receiver = router if chain_id == request.from_chain else request.to_address
+        return _step_json(
+            request.id_for(f"swap:{chain_id}"),
+            "swap",
+            "sandbox-v4",
+            _V4_TOOL,
+            chains=(chain_id, chain_id),
+            tokens=(token_in, token_out),
+            amounts=(amount_in, amount_out, amount_out_min),
+            parties=(router, receiver),
+            slippage=request.slippage,
+            approval=router,
+            duration=0,
+        )
 
     def _included_cross(
         self,
@@ -637,35 +661,23 @@ class RouteServer:
         *,
         receiver: str | None,
     ) -> dict[str, Any]:
+        """The bridge leg of a route with swaps (its sender the router after a swap)."""
         source = self.deployment.chains[request.from_chain]
-        return {
-            "id": request.id_for(spec.key + ":cross"),
-            "type": "cross",
-            "tool": spec.key,
-            "toolDetails": tool_details,
-            "action": {
-                "fromChainId": request.from_chain,
-                "toChainId": request.to_chain,
-                "fromToken": usdc,
-                "toToken": to_token,
-                "fromAmount": str(bridged),
-                "fromAddress": source.router
-                if bridged != request.from_amount
-                else request.from_address,
-                "toAddress": receiver,
-                "slippage": request.slippage,
-            },
-            "estimate": {
-                "tool": spec.key,
-                "fromAmount": str(bridged),
-                "toAmount": str(to_amount),
-                "toAmountMin": str(to_amount_min),
-                "approvalAddress": source.bridges[spec.key],
-                "executionDuration": duration,
-                "feeCosts": fee_costs,
-                "gasCosts": [],
-            },
-        }
+        sender = source.router if bridged != request.from_amount else request.from_address
+        return _step_json(
+            request.id_for(spec.key + ":cross"),
+            "cross",
+            spec.key,
+            tool_details,
+            chains=(request.from_chain, request.to_chain),
+            tokens=(usdc, to_token),
+            amounts=(bridged, to_amount, to_amount_min),
+            parties=(sender, receiver),
+            slippage=request.slippage,
+            approval=source.bridges[spec.key],
+            duration=duration,
+            fee_costs=fee_costs,
+        )
 
     # --- transactions -----------------------------------------------------------------------
 
