@@ -21,12 +21,13 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 JUPYTER_APP := $(CURDIR)/jupyter-app
 
 .PHONY: help setup lab test lint contracts contracts-check chromium interop-deps \
-        notebooks notebooks-refresh bench reliability clean
+        notebooks notebooks-refresh sepolia-rehearsal bench reliability clean
 
 help:
 	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
 	@echo "make test    set up and run every test suite (what CI runs)"
 	@echo "make bench   benchmarks (tables + benchmarks/results/latest.json)"
+	@echo "make sepolia-rehearsal  every notebook with SETTLEMENT_NETWORK=sepolia, twice, on the Sepolia twin"
 
 # --- setup -------------------------------------------------------------------------------
 
@@ -93,6 +94,11 @@ notebooks-refresh: setup
 	  $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False "$$nb"; \
 	done
+
+# every notebook's Sepolia branch, top to bottom, twice in a row, against the Sepolia twin
+# (tests/rehearsal/sepolia.py); `make test` runs its short form (tests/rehearsal/)
+sepolia-rehearsal: setup
+	$(BIN)/python -m tests.rehearsal.sepolia
 
 bench: setup interop-deps
 	$(BIN)/python -m benchmarks

@@ -289,6 +289,8 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         self._aggregator = aggregator
         self._channel_provider: ChannelProvider | None = None
         self._user_v4: V4Provider | None = None
+        #: the network with the operator's own v4 deployment, once one is used
+        self._v4_network: Network | None = None
         self._operator_v4: V4Provider | None = None
         self._solver_v4: V4Provider | None = None
         self._solver_authorised = False
@@ -634,11 +636,28 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             from .v4 import V4Provider
 
             operator = self.operator or self.user
-            self._user_v4 = V4Provider(self.user, network=self.network)
-            self._operator_v4 = V4Provider(operator, network=self.network)
-            self._solver_v4 = V4Provider(self.solver or operator, network=self.network)
+            network = self._v4_network or self.network
+            self._user_v4 = V4Provider(self.user, network=network)
+            self._operator_v4 = V4Provider(operator, network=network)
+            self._solver_v4 = V4Provider(self.solver or operator, network=network)
         assert self._operator_v4 is not None and self._solver_v4 is not None
         return self._user_v4, self._operator_v4, self._solver_v4
+
+    async def _use_own_v4(self, operator: WalletClient) -> bool:
+        """Switch the v4 method to the operator's own deployment recorded in the store
+        (``deploy_own_v4``, notebook 04), if there is a complete one still on chain: where
+        the configured hook cannot settle (Sepolia's) that one can. Sends nothing."""
+        from .v4 import recorded_own_v4
+
+        if self._v4_network is not None:
+            return False
+        own = await recorded_own_v4(operator, self.network)
+        if own is None:
+            return False
+        self._v4_network = own.apply_to(self.network)
+        self._user_v4 = self._operator_v4 = self._solver_v4 = None
+        self._add_log(LogLine("info", f"v4 settles through your own deployment: {own}"))
+        return True
 
     async def settle_intent(self) -> None:
         """Sign an intent (sell 1 token for at least 0.95), register its policy, settle it.
@@ -651,10 +670,19 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
 
         user, operator, solver = self._v4()
         report = await operator.inspect()
-        profile = self.network.extra.get("v4")
+        if not report.can_settle and await self._use_own_v4(operator.wallet):
+            user, operator, solver = self._v4()
+            report = await operator.inspect()
+        profile = operator.network.extra.get("v4")
         if not report.can_settle or not profile:
             why = str(report) or f"no policy-hook pool is configured for {self.network.name}"
-            self._add_log(LogLine("error", f"cannot settle on {self.network.name}: {why}"))
+            self._add_log(
+                LogLine(
+                    "error",
+                    f"cannot settle on {self.network.name}: {why} (deploy_own_v4, as notebook "
+                    "04 does, gives the operator a deployment that can)",
+                )
+            )
             return
         pool = PoolKey.from_json(profile["poolKey"])
         if self.solver is not None and not self._solver_authorised:

@@ -106,6 +106,8 @@ class NotebookSession:
         self._closed = True
         if self.sandbox is not None:
             await self.sandbox.aclose()
+        else:  # Sepolia: the wallet's own connection to SEPOLIA_RPC_URL
+            await self.user.aclose()
         if self._own_home:
             if self._previous_home is None:
                 os.environ.pop("SETTLEMENT_HOME", None)

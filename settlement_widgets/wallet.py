@@ -12,6 +12,7 @@ address only; ``repr(wallet)`` never shows the key.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -104,6 +105,8 @@ class WalletClient:
         self._key = private_key if isinstance(private_key, PrivateKey) else PrivateKey(private_key)
         self._rpc_url = rpc_url
         self._w3 = w3
+        #: the connection is ours to close only when we opened it from ``rpc_url``
+        self._owns_w3 = w3 is None
         self._nonce_lock = asyncio.Lock()
         self._next_nonce: int | None = None
         self.receipt_timeout = receipt_timeout
@@ -153,6 +156,15 @@ class WalletClient:
             else:
                 self._w3 = AsyncWeb3(AsyncHTTPProvider(self._rpc_url))
         return self._w3
+
+    async def aclose(self) -> None:
+        """Close the connection this wallet opened from ``rpc_url`` (an HTTP session or a
+        WebSocket); a ``w3`` passed in belongs to its owner. The wallet reconnects if used
+        again."""
+        w3, self._w3 = self._w3, (None if self._owns_w3 else self._w3)
+        if self._owns_w3 and w3 is not None:
+            with contextlib.suppress(Exception):
+                await w3.provider.disconnect()
 
     def __repr__(self) -> str:
         return f"WalletClient(address={self.address!r}, rpc_url={self._rpc_url!r})"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..addresses import short, to_checksum
 from ..errors import ChainUnavailableError, ConfigurationError
 from ..networks import SEPOLIA
+from ..v4.create2 import CREATE2_DEPLOYER
 
 if TYPE_CHECKING:
     from ..networks import Network
@@ -35,8 +36,6 @@ __all__ = [
     "redact_url",
 ]
 
-#: the deterministic deployment proxy every Foundry CREATE2 deploy goes through
-CREATE2_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
 SOURCE_CHAIN = "chain"
 SOURCE_RECORDED = "recorded from Sepolia on 2026-02-08"
 _OWNER_SELECTOR = "0x8da5cb5b"  # owner()

@@ -150,9 +150,17 @@ def apply_closed(record: ChannelRecord, final: State) -> ChannelRecord | None:
     """The record after a ``Closed`` event (None if it already shows that final state).
 
     A record the relay already reported ``final`` still takes the event's state: the
-    relay's ``cu`` may arrive before our own receipt is processed.
+    relay's ``cu`` may arrive before our own receipt is processed. After a dispute the
+    final state is the challenged one, so only the challenge expiry the relay's report left
+    behind tells that record from the closed one: the event must still change it, or the
+    channel would never be shown with its closing transaction.
     """
-    if record.status == FINAL and record.version == final.version and record.intent == final.intent:
+    if (
+        record.status == FINAL
+        and record.version == final.version
+        and record.intent == final.intent
+        and not record.challenge_expiry
+    ):
         return None
     return replace(record.with_state(final, status=FINAL), challenge_expiry=0)
 

@@ -6,6 +6,13 @@ loopback, and prints the network profile as one line of JSON on stdout (``Networ
 ``rpcUrl`` on loopback). The profile is also written to ``$SETTLEMENT_HOME/sandbox/
 profile.json`` (where ``get_network("local")`` looks) and to ``--profile-out`` if given.
 Runs until SIGINT or SIGTERM, then stops everything and exits 0.
+
+``--twin sepolia`` starts the Sepolia twin instead (:mod:`.twin`: chain id 11155111, our
+contracts at Sepolia's addresses, relay and faucet on loopback) and writes the environment a
+Sepolia user sets (``SETTLEMENT_NETWORK``, ``SEPOLIA_RPC_URL``, ``SETTLEMENT_RELAY_URL``,
+``SETTLEMENT_FAUCET_URL``, ``SETTLEMENT_PRIVATE_KEY``) as ``export`` lines to ``--env-file``
+(mode 0600; default ``$SETTLEMENT_HOME/sandbox/sepolia-twin.env``). Only the file's path and
+the non-secret values are printed, never the key.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "write_env_file"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,10 +62,83 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--relay-port", type=int, default=0)
     p.add_argument("--http-port", type=int, default=0)
     p.add_argument("--data-dir", type=Path, help="keep the relay ledger here (default: temporary)")
+    p.add_argument(
+        "--twin",
+        choices=("sepolia",),
+        help="start a twin of a public network instead (its chain id and contract addresses)",
+    )
+    p.add_argument(
+        "--env-file",
+        type=Path,
+        help="with --twin: where to write the environment that points at it (mode 0600)",
+    )
     return p
 
 
+async def _until_stopped(start: Any, close: Any) -> asyncio.Event | None:
+    """Await ``start()`` unless SIGINT/SIGTERM comes first; the stop event, or None when
+    asked to stop while starting (then ``close()`` has run)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    starting = asyncio.ensure_future(start())
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({starting, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        await close()
+        return None
+    stopper.cancel()
+    starting.result()
+    return stop
+
+
+def write_env_file(env: dict[str, str], path: Path) -> Path:
+    """``export NAME=value`` lines, created with mode 0600 (the file holds a key)."""
+    import os
+    import shlex
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.writelines(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+    tmp.replace(path)
+    return path
+
+
+async def _run_twin(args: argparse.Namespace) -> int:
+    from ..networks import settlement_home
+    from .twin import SepoliaTwin
+
+    started = time.perf_counter()
+    twin = SepoliaTwin(relay_port=args.relay_port, http_port=args.http_port)
+    stop = await _until_stopped(twin.start, twin.aclose)
+    if stop is None:
+        return 0
+    env = twin.env()
+    path = write_env_file(env, args.env_file or settlement_home() / "sandbox" / "sepolia-twin.env")
+    shown = {k: v for k, v in env.items() if k != "SETTLEMENT_PRIVATE_KEY"}
+    print(json.dumps(shown | {"envFile": str(path)}), flush=True)
+    print(
+        f"Sepolia twin ready in {time.perf_counter() - started:.1f} s: `source {path}` points "
+        "SETTLEMENT_NETWORK=sepolia at it (Ctrl-C to stop)",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        await stop.wait()
+    finally:
+        path.unlink(missing_ok=True)
+        await twin.aclose()
+    return 0
+
+
 async def _run(args: argparse.Namespace) -> int:
+    if args.twin:
+        return await _run_twin(args)
     from .local import LocalSandbox, default_profile_path, remove_profile, write_profile
 
     options: dict[str, Any] = {
@@ -74,22 +154,11 @@ async def _run(args: argparse.Namespace) -> int:
     }
     if args.data_dir is not None:
         options["data_dir"] = args.data_dir
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     started = time.perf_counter()
     sandbox = LocalSandbox(**options)
-    start = asyncio.ensure_future(sandbox.start())
-    stopper = asyncio.ensure_future(stop.wait())
-    await asyncio.wait({start, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    if not start.done():  # asked to stop while starting
-        start.cancel()
-        await asyncio.gather(start, return_exceptions=True)
-        await sandbox.aclose()
+    stop = await _until_stopped(sandbox.start, sandbox.aclose)
+    if stop is None:  # asked to stop while starting
         return 0
-    stopper.cancel()
-    start.result()
     network = sandbox.network
     profile = network.to_json()
     home_profile = write_profile(network, default_profile_path())
@@ -114,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if not 1 <= args.wallets <= 8:
         print("--wallets must be 1..8", file=sys.stderr)
+        return 2
+    if args.env_file is not None and not args.twin:
+        print("--env-file goes with --twin", file=sys.stderr)
         return 2
     try:
         return asyncio.run(_run(args))

@@ -550,7 +550,9 @@ class AnvilChain(RpcChain):
         anvil_path: str | os.PathLike[str] | None = None,
         hardfork: str = "prague",
         timeout: float = 30.0,
+        extra_args: Sequence[str] = (),
     ) -> AnvilChain:
+        """Start anvil; ``extra_args`` are passed on (the Sepolia twin's interval mining)."""
         binary = find_anvil(anvil_path)
         args = [
             str(binary),
@@ -561,6 +563,7 @@ class AnvilChain(RpcChain):
             "--accounts", str(accounts),
             "--balance", str(balance_eth),
             "--mnemonic", DEV_MNEMONIC,
+            *extra_args,
         ]  # fmt: skip
         # --silent would hide the "Listening on" line that carries the port chosen for
         # --port 0, so anvil runs with its normal output, drained by a thread and discarded

@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "reason_code": "policy",
     "reason_name": "policy",
     # CREATE2
+    "CREATE2_DEPLOYER": "create2",
     "create2_address": "create2",
     "mine_hook_salt": "create2",
     # events
@@ -51,6 +52,9 @@ _EXPORTS: dict[str, str] = {
     # deployment and provider
     "V4Deployment": "deploy",
     "deploy_v4": "deploy",
+    "OwnV4Deployment": "own_deployment",
+    "deploy_own_v4": "own_deployment",
+    "recorded_own_v4": "own_deployment",
     "Tx": "provider",
     "V4Inspection": "provider",
     "V4Provider": "provider",
@@ -59,6 +63,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "ALL_HOOK_MASK",
     "BEFORE_SWAP_FLAG",
+    "CREATE2_DEPLOYER",
     "HOOK_FLAGS",
     "INTENT_TYPE",
     "INTENT_TYPEHASH",
@@ -67,6 +72,7 @@ __all__ = [
     "DecodedEvent",
     "Eip712Domain",
     "Intent",
+    "OwnV4Deployment",
     "Policy",
     "PoolKey",
     "SwapParams",
@@ -75,6 +81,7 @@ __all__ = [
     "V4Inspection",
     "V4Provider",
     "create2_address",
+    "deploy_own_v4",
     "deploy_v4",
     "domain_separator",
     "effective_min",
@@ -89,6 +96,7 @@ __all__ = [
     "mine_hook_salt",
     "reason_code",
     "reason_name",
+    "recorded_own_v4",
     "recover_intent_signer",
     "sign_intent",
 ]
@@ -98,7 +106,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .create2 import create2_address, mine_hook_salt
+    from .create2 import CREATE2_DEPLOYER, create2_address, mine_hook_salt
     from .deploy import V4Deployment, deploy_v4
     from .events import DecodedEvent
     from .flags import ALL_HOOK_MASK, BEFORE_SWAP_FLAG, HOOK_FLAGS, flags_of, hook_permissions
@@ -115,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover
         recover_intent_signer,
         sign_intent,
     )
+    from .own_deployment import OwnV4Deployment, deploy_own_v4, recorded_own_v4
     from .policy import (
         REASON_CODES,
         Policy,

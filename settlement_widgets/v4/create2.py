@@ -18,7 +18,11 @@ from ..addresses import to_checksum, validate_address
 from ..errors import ConfigurationError, SettlementValueError
 from .flags import ALL_HOOK_MASK
 
-__all__ = ["SaltSearch", "create2_address", "mine_hook_salt"]
+__all__ = ["CREATE2_DEPLOYER", "SaltSearch", "create2_address", "mine_hook_salt"]
+
+#: the deterministic deployment proxy (Arachnid's) every Foundry CREATE2 deploy goes
+#: through: at the same address on every chain that has it (Sepolia, anvil)
+CREATE2_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ __all__ = [
     "POOL_TICK_SPACING",
     "V4Deployment",
     "deploy_v4",
+    "seed_pool",
 ]
 
 POOL_FEE = 3000
@@ -103,6 +104,17 @@ class V4Deployment:
             }
         }
 
+    def to_json(self) -> dict[str, Any]:
+        """Every field, JSON-ready (what the own-deployment store keeps)."""
+        data = {k: v for k, v in self.__dict__.items() if k != "pool_key"}
+        return data | {"pool_key": self.pool_key.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> V4Deployment:
+        fields = dict(data)
+        fields["pool_key"] = PoolKey.from_json(fields["pool_key"])
+        return cls(**fields)
+
     def apply_to(self, network: Network) -> Network:
         """``network`` with this deployment's v4 addresses and extra data."""
         contracts = replace(
@@ -121,15 +133,54 @@ def _contract(w3: AsyncWeb3, name: str, address: str | None = None) -> Any:
     return w3.eth.contract(address=address, abi=art.abi)  # type: ignore[call-overload]
 
 
-async def _deploy(w3: AsyncWeb3, wallet: WalletClient, name: str, *args: Any) -> str:
+async def _deploy(
+    w3: AsyncWeb3, wallet: WalletClient, name: str, *args: Any, gas: int | None = STEP_GAS
+) -> str:
     factory = _contract(w3, name)
     receipt = await wallet.transact(
-        factory.constructor(*args), gas=STEP_GAS, abis=[load_artifact(name).abi]
+        factory.constructor(*args), gas=gas, abis=[load_artifact(name).abi]
     )
     address = receipt["contractAddress"]
     if not address:
         raise ConfigurationError(f"deploying {name} produced no contract address")
     return validate_address(address, field=name)
+
+
+async def seed_pool(
+    w3: AsyncWeb3,
+    wallet: WalletClient,
+    pool_manager: str,
+    modify_router: str,
+    key: PoolKey,
+    *,
+    gas: int | None = None,
+    initialise: bool = True,
+) -> None:
+    """Initialise ``key``'s pool at a 1:1 price and give it full liquidity around it: the
+    wallet mints both test tokens to itself and adds them through ``modify_router``.
+    ``gas=None`` estimates each step (a public chain); the sandbox passes a fixed limit."""
+    pm_abi = [load_artifact("PoolManager").abi]
+    if initialise:
+        manager = _contract(w3, "PoolManager", pool_manager)
+        await wallet.transact(
+            manager.functions.initialize(key.as_abi(), POOL_SQRT_PRICE_X96), gas=gas, abis=pm_abi
+        )
+    token_abi = [load_artifact("V4TestToken").abi]
+    for token in (key.currency0, key.currency1):
+        erc20 = _contract(w3, "V4TestToken", token)
+        await wallet.transact(
+            erc20.functions.mint(wallet.address, DEPLOYER_MINT), gas=gas, abis=token_abi
+        )
+        await wallet.transact(
+            erc20.functions.approve(modify_router, 2**256 - 1), gas=gas, abis=token_abi
+        )
+    router = _contract(w3, "PoolModifyLiquidityTest", modify_router)
+    params = (LIQUIDITY_TICK_LOWER, LIQUIDITY_TICK_UPPER, LIQUIDITY_DELTA, b"\x00" * 32)
+    await wallet.transact(
+        router.functions.modifyLiquidity(key.as_abi(), params, b""),
+        gas=gas,
+        abis=[*pm_abi, load_artifact("PoolModifyLiquidityTest").abi, *token_abi],
+    )
 
 
 def hook_init_code(pool_manager: str, hook_owner: str) -> bytes:
@@ -154,7 +205,6 @@ async def deploy_v4(
     """
     owner = validate_address(owner, field="owner", allow_zero=False)
     wallet = deployer_wallet
-    me = wallet.address
     t0 = time.perf_counter()
 
     pool_manager = await _deploy(w3, wallet, "PoolManager", owner)
@@ -182,25 +232,7 @@ async def deploy_v4(
     key = PoolKey.for_tokens(
         token_a, token_b, fee=POOL_FEE, tick_spacing=POOL_TICK_SPACING, hooks=hook
     )
-    pm_abi = [load_artifact("PoolManager").abi]
-    manager = _contract(w3, "PoolManager", pool_manager)
-    await wallet.transact(
-        manager.functions.initialize(key.as_abi(), POOL_SQRT_PRICE_X96), gas=STEP_GAS, abis=pm_abi
-    )
-    token_abi = [load_artifact("V4TestToken").abi]
-    for token in (key.currency0, key.currency1):
-        erc20 = _contract(w3, "V4TestToken", token)
-        await wallet.transact(erc20.functions.mint(me, DEPLOYER_MINT), gas=STEP_GAS, abis=token_abi)
-        await wallet.transact(
-            erc20.functions.approve(modify_router, 2**256 - 1), gas=STEP_GAS, abis=token_abi
-        )
-    router = _contract(w3, "PoolModifyLiquidityTest", modify_router)
-    params = (LIQUIDITY_TICK_LOWER, LIQUIDITY_TICK_UPPER, LIQUIDITY_DELTA, b"\x00" * 32)
-    await wallet.transact(
-        router.functions.modifyLiquidity(key.as_abi(), params, b""),
-        gas=STEP_GAS,
-        abis=[*pm_abi, load_artifact("PoolModifyLiquidityTest").abi, *token_abi],
-    )
+    await seed_pool(w3, wallet, pool_manager, modify_router, key, gas=STEP_GAS)
     return V4Deployment(
         pool_manager=pool_manager,
         modify_liquidity_router=modify_router,

@@ -10,6 +10,7 @@ the second wallet's own provider sees it.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from channel_helpers import ASSET, U, fresh_wallet, provider, sandbox, token_balance
@@ -183,6 +184,44 @@ async def test_dispute_challenge_then_close_after_the_challenge_period(
         assert seen.index("active") < seen.index("dispute") < seen.index("final")
         assert seen.count("dispute") == 1 and seen[-1] == "final"
         assert await sandbox.custody(wallet).channel_status(channel.id) == 0  # VOID
+
+
+async def test_a_dispute_close_the_relay_reports_first_still_shows_its_transaction(
+    sandbox: LocalSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing a disputed channel puts the challenged state on chain, so the relay's
+    ``closed`` report (``cu``) leaves the record exactly as the ``Closed`` event will. When
+    that report arrives before our own receipt (the Sepolia twin's interval mining made it
+    the usual order), the receipt must still show the channel with its closing transaction:
+    the last ``channel_updated`` carried no ``settlement_tx`` before. (No custody watcher:
+    only the relay's report and our receipt are in play, in that order.)"""
+    wallet = await fresh_wallet(sandbox)
+    async with provider(sandbox, wallet, watch_interval=None) as p:
+        channel = await p.create_channel(sandbox.broker_address, sandbox.token, 2 * U)
+        await p.challenge(channel.id)
+        assert sandbox.chain is not None
+        await sandbox.chain.time_travel(3600 + 1)
+        shown: list[Any] = []
+        relay_said_final = asyncio.Event()
+
+        def seen(c: Any) -> None:
+            shown.append(c)
+            if c.status == "final":
+                relay_said_final.set()
+
+        p.on("channel_updated", seen)
+        receipt_of = wallet.wait
+
+        async def receipt_after_the_relay(tx_hash: str, **kwargs: Any) -> Any:
+            receipt = await receipt_of(tx_hash, **kwargs)
+            await asyncio.wait_for(relay_said_final.wait(), 60)  # the relay's cu comes first
+            return receipt
+
+        monkeypatch.setattr(wallet, "wait", receipt_after_the_relay)
+        tx = await p.close_channel(channel.id)
+        assert shown[0].status == "final" and shown[0].settlement_tx is None  # the relay's
+        assert shown[-1].status == "final" and shown[-1].settlement_tx == tx.hash
+        assert p.get_channel(channel.id).settlement_tx == tx.hash
 
 
 async def test_resize_in_and_out_and_withdraw_through_the_channel(

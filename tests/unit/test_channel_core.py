@@ -359,6 +359,13 @@ def test_transitions_are_idempotent_and_never_rewind() -> None:
     assert relay_final is not None and relay_final.status == L.FINAL
     from_chain = L.apply_closed(relay_final, final_state)  # our receipt still lands
     assert from_chain is not None and from_chain.intent == StateIntent.FINALIZE
+    # after a dispute the closing state is the challenged one: the relay's report leaves the
+    # record at that very state, and the Closed event must still land (and end the dispute)
+    relay_closed_dispute = L.apply_relay_status(disputed, "closed")
+    assert relay_closed_dispute is not None and relay_closed_dispute.version == resize.version
+    closed_dispute = L.apply_closed(relay_closed_dispute, resize)
+    assert closed_dispute is not None and closed_dispute.challenge_expiry == 0
+    assert L.apply_closed(closed_dispute, resize) is None
     assert L.apply_state(final, State(StateIntent.RESIZE, 9, b"", allocations())) is None
     assert L.apply_relay_status(final, "challenged") is None
     with pytest.raises(InvalidStateError, match="unknown channel status"):

@@ -119,3 +119,15 @@ def test_is_connection_error() -> None:
         assert is_connection_error(exc)
     for exc in (ValueError("revert"), KeyError("x")):
         assert not is_connection_error(exc)
+
+
+async def test_a_wallet_closes_only_the_connection_it_opened() -> None:
+    own = WalletClient(PrivateKey.generate(), rpc_url="http://127.0.0.1:9")
+    opened = own.w3
+    await own.aclose()
+    assert own.w3 is not opened  # reconnects from rpc_url if used again
+    given_w3 = opened
+    borrowed = WalletClient(PrivateKey.generate(), w3=given_w3)
+    await borrowed.aclose()
+    assert borrowed.w3 is given_w3  # the caller's connection stays the caller's
+    await own.aclose()
