@@ -39,9 +39,16 @@ if TYPE_CHECKING:
     from .deploy import ChannelDeployment
     from .faucet import Faucet
     from .http import SandboxHttpServer
+    from .relay import AssetConfig, NetworkConfig
     from .relay.server import RelayNode
 
-__all__ = ["LocalSandbox", "sandbox_key"]
+__all__ = [
+    "LocalSandbox",
+    "close_quietly",
+    "mint_test_token",
+    "sandbox_key",
+    "start_relay_and_faucet",
+]
 
 _MAX_WALLETS = 8  # dev accounts 1..8 (0 deploys, 9 is spare)
 _OPTIONS = frozenset(
@@ -254,10 +261,9 @@ class LocalSandbox:
         from .chain import InProcessChain, start_chain
         from .deploy import deploy_channel_contracts
         from .explorer import Explorer, network_labels
-        from .faucet import Faucet, FaucetConfig
         from .http import SandboxHttpServer
         from .jsonrpc import InProcessJsonRpc
-        from .relay import AssetConfig, NetworkConfig, RelayConfig, RelayNode
+        from .relay import AssetConfig, NetworkConfig
 
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="settlement-sandbox-"))
@@ -279,7 +285,7 @@ class LocalSandbox:
         if self.broker_liquidity:
             minted = self.token_funding
             if self.broker_liquidity > minted:
-                await _mint(
+                await mint_test_token(
                     deployer, deployment.token, broker.address, self.broker_liquidity - minted
                 )
             broker_custody = CustodyClient(broker, deployment.custody)
@@ -290,42 +296,21 @@ class LocalSandbox:
 
             self.v4 = await deploy_v4(chain.w3, deployer, owner=deployer.address)
 
-        relay_config = RelayConfig(
-            db_path=self.data_dir / "relay.sqlite",
-            networks=(
-                NetworkConfig(chain.chain_id, "local", deployment.custody, deployment.adjudicator),
-            ),
-            assets=(
-                AssetConfig(
-                    deployment.token_symbol,
-                    deployment.token,
-                    chain.chain_id,
-                    deployment.token_decimals,
-                ),
+        self.relay, self.faucet = await start_relay_and_faucet(
+            broker,
+            NetworkConfig(chain.chain_id, "local", deployment.custody, deployment.adjudicator),
+            AssetConfig(
+                deployment.token_symbol, deployment.token, chain.chain_id, deployment.token_decimals
             ),
             broker_key=self._broker_key,
+            faucet_key=self._faucet_key,
+            db_path=self.data_dir / "relay.sqlite",
             port=self.relay_port,
-            durability=self.durability,  # type: ignore[arg-type]
+            durability=self.durability,
             deterministic=self.deterministic,
-            faucet_account=self._faucet_key.address,
-            poll_interval=0.1,
+            faucet_cooldown=self.faucet_cooldown,
         )
-        relay = RelayNode(
-            relay_config,
-            custody=CustodyClient(broker, deployment.custody),
-            chain_id=chain.chain_id,
-        )
-        self.relay = relay
-        await relay.start()
-        self.faucet = Faucet(
-            relay,
-            self._faucet_key.address,
-            FaucetConfig(
-                asset=deployment.token_symbol,
-                decimals=deployment.token_decimals,
-                cooldown_seconds=self.faucet_cooldown,
-            ),
-        )
+        relay = self.relay
         rpc = InProcessJsonRpc(chain) if isinstance(chain, InProcessChain) else None
         http = SandboxHttpServer(faucet=self.faucet, rpc=rpc)
         self.http = http
@@ -469,27 +454,14 @@ class LocalSandbox:
 
     async def aclose(self) -> None:
         """Stop everything that was started (safe to call twice or after a failed start)."""
-        if self.relayer is not None:
-            with contextlib.suppress(Exception):
-                await self.relayer.stop()
-            self.relayer = None
+        await close_quietly(self.relayer, "stop")
+        self.relayer = None
         if self._profile_path is not None:
             remove_profile(self._profile_path, self._network)
             self._profile_path = None
-        if self.http is not None:
-            with contextlib.suppress(Exception):
-                await self.http.aclose()
-            self.http = None
-        if self.relay is not None:
-            with contextlib.suppress(Exception):
-                await self.relay.aclose()
-            self.relay = None
-        for attr in ("second_chain", "chain"):
-            chain = getattr(self, attr)
-            if chain is not None:
-                with contextlib.suppress(Exception):
-                    await chain.aclose()
-                setattr(self, attr, None)
+        for attr in ("http", "relay", "second_chain", "chain"):
+            await close_quietly(getattr(self, attr))
+            setattr(self, attr, None)
         if self._own_dir and self.data_dir is not None:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self.data_dir = None
@@ -499,7 +471,57 @@ class LocalSandbox:
         return f"LocalSandbox(chain={self.chain_backend!r}, {state})"
 
 
-async def _mint(deployer: WalletClient, token: str, to: str, amount: int) -> None:
+async def start_relay_and_faucet(
+    broker: WalletClient,
+    network: NetworkConfig,
+    asset: AssetConfig,
+    *,
+    broker_key: PrivateKey,
+    faucet_key: PrivateKey,
+    db_path: Path,
+    port: int = 0,
+    durability: str = "normal",
+    deterministic: bool = False,
+    faucet_cooldown: float = 0.0,
+) -> tuple[RelayNode, Faucet]:
+    """Our relay node for one chain's custody (the broker's funds behind it) and the faucet
+    paying from its ledger: what every sandbox (local or a twin) serves on loopback."""
+    from ..channel.custody import CustodyClient
+    from .faucet import Faucet, FaucetConfig
+    from .relay import RelayConfig, RelayNode
+
+    relay = RelayNode(
+        RelayConfig(
+            db_path=db_path,
+            networks=(network,),
+            assets=(asset,),
+            broker_key=broker_key,
+            port=port,
+            durability=durability,  # type: ignore[arg-type]
+            deterministic=deterministic,
+            faucet_account=faucet_key.address,
+            poll_interval=0.1,
+        ),
+        custody=CustodyClient(broker, network.custody),
+        chain_id=network.chain_id,
+    )
+    await relay.start()
+    config = FaucetConfig(
+        asset=asset.symbol, decimals=asset.decimals, cooldown_seconds=faucet_cooldown
+    )
+    return relay, Faucet(relay, faucet_key.address, config)
+
+
+async def close_quietly(resource: Any, method: str = "aclose") -> None:
+    """``await resource.<method>()`` unless ``resource`` is None; shutting down goes on
+    whatever one part raises."""
+    if resource is not None:
+        with contextlib.suppress(Exception):
+            await getattr(resource, method)()
+
+
+async def mint_test_token(deployer: WalletClient, token: str, to: str, amount: int) -> None:
+    """Mint ``amount`` units of our ``TestToken`` at ``token`` to ``to`` (its owner signs)."""
     from ..contracts import load_artifact
 
     abi = load_artifact("TestToken").abi

@@ -24,7 +24,6 @@ sepolia`` writes them to a file (mode 0600; the key is never printed).
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import shutil
@@ -38,7 +37,7 @@ from ..errors import ConfigurationError
 from ..keys import PrivateKey
 from ..networks import SEPOLIA, Network
 from ..v4.create2 import CREATE2_DEPLOYER
-from .local import sandbox_key
+from .local import close_quietly, mint_test_token, sandbox_key, start_relay_and_faucet
 
 if TYPE_CHECKING:
     from .chain import AnvilChain
@@ -194,9 +193,8 @@ class SepoliaTwin:
     async def _start(self) -> None:
         from ..channel.custody import CustodyClient
         from .chain import AnvilChain
-        from .faucet import Faucet, FaucetConfig
         from .http import SandboxHttpServer
-        from .relay import AssetConfig, NetworkConfig, RelayConfig, RelayNode
+        from .relay import AssetConfig, NetworkConfig
 
         self._dir = Path(tempfile.mkdtemp(prefix="settlement-twin-"))
         chain = await AnvilChain.start(
@@ -216,38 +214,22 @@ class SepoliaTwin:
         user = self._user_key.address
         for who, eth in ((broker.address, 100), (user, self.user_eth)):
             await _rpc(chain, "anvil_setBalance", who, hex(eth * _ETH))
-        await _mint(deployer, token, user, self.user_tokens)
+        await mint_test_token(deployer, token, user, self.user_tokens)
         if self.broker_liquidity:
-            await _mint(deployer, token, broker.address, self.broker_liquidity)
+            await mint_test_token(deployer, token, broker.address, self.broker_liquidity)
             custody = CustodyClient(broker, SEPOLIA.contracts.custody)
             await custody.approve(token, self.broker_liquidity)
             await custody.deposit(token, self.broker_liquidity)
 
         c = SEPOLIA.contracts
-        relay = RelayNode(
-            RelayConfig(
-                db_path=self._dir / "relay.sqlite",
-                networks=(NetworkConfig(SEPOLIA.chain_id, "sepolia", c.custody, c.adjudicator),),
-                assets=(
-                    AssetConfig(
-                        SEPOLIA.asset_symbol, token, SEPOLIA.chain_id, SEPOLIA.asset_decimals
-                    ),
-                ),
-                broker_key=self._broker_key,
-                port=self.relay_port,
-                durability="normal",
-                faucet_account=self._faucet_key.address,
-                poll_interval=0.1,
-            ),
-            custody=CustodyClient(broker, c.custody),
-            chain_id=SEPOLIA.chain_id,
-        )
-        self.relay = relay
-        await relay.start()
-        self.faucet = Faucet(
-            relay,
-            self._faucet_key.address,
-            FaucetConfig(asset=SEPOLIA.asset_symbol, decimals=SEPOLIA.asset_decimals),
+        self.relay, self.faucet = await start_relay_and_faucet(
+            broker,
+            NetworkConfig(SEPOLIA.chain_id, "sepolia", c.custody, c.adjudicator),
+            AssetConfig(SEPOLIA.asset_symbol, token, SEPOLIA.chain_id, SEPOLIA.asset_decimals),
+            broker_key=self._broker_key,
+            faucet_key=self._faucet_key,
+            db_path=self._dir / "relay.sqlite",
+            port=self.relay_port,
         )
         http = SandboxHttpServer(faucet=self.faucet)
         self.http = http
@@ -255,24 +237,15 @@ class SepoliaTwin:
         self._network = replace(
             SEPOLIA,
             rpc_url=chain.rpc_url,
-            node_url=relay.url,
+            node_url=self.relay.url,
             faucet_url=f"{base}/faucet/requestTokens",
         )
 
     async def aclose(self) -> None:
         """Stop everything started (safe twice, and after a failed start)."""
-        if self.http is not None:
-            with contextlib.suppress(Exception):
-                await self.http.aclose()
-            self.http = None
-        if self.relay is not None:
-            with contextlib.suppress(Exception):
-                await self.relay.aclose()
-            self.relay = None
-        if self.chain is not None:
-            with contextlib.suppress(Exception):
-                await self.chain.aclose()
-            self.chain = None
+        for attr in ("http", "relay", "chain"):
+            await close_quietly(getattr(self, attr))
+            setattr(self, attr, None)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -281,14 +254,6 @@ class SepoliaTwin:
     def __repr__(self) -> str:
         state = "running" if self._network is not None else "stopped"
         return f"SepoliaTwin({state})"
-
-
-async def _mint(wallet: Any, token: str, to: str, amount: int) -> None:
-    from ..contracts import load_artifact
-
-    abi = load_artifact("TestToken").abi
-    contract = wallet.w3.eth.contract(address=token, abi=abi)
-    await wallet.transact(contract.functions.mint(to, amount), abis=[abi])
 
 
 async def _deploy_at_sepolia_addresses(chain: AnvilChain) -> TwinContracts:

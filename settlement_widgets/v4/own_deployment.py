@@ -255,9 +255,7 @@ async def deploy_own_v4(
         return search.address
 
     hook = await step("hook", deploy_hook)
-    await step(
-        "adapter", lambda: _deploy(w3, wallet, "SettlementAdapter", hook, owner, gas=None)
-    )
+    await step("adapter", lambda: _deploy(w3, wallet, "SettlementAdapter", hook, owner, gas=None))
     router = await step(
         "modify_router",
         lambda: _deploy(w3, wallet, "PoolModifyLiquidityTest", pool_manager, gas=None),
