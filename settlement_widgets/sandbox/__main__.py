@@ -28,6 +28,9 @@ from typing import Any
 
 __all__ = ["main", "write_env_file"]
 
+#: the public networks ``--twin`` can stand in for (see :mod:`.twin`)
+TWINS = ("sepolia",)
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -64,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, help="keep the relay ledger here (default: temporary)")
     p.add_argument(
         "--twin",
-        choices=("sepolia",),
+        choices=TWINS,
         help="start a twin of a public network instead (its chain id and contract addresses)",
     )
     p.add_argument(

@@ -433,6 +433,11 @@ class RpcChain(Chain):
             raise
         return cls(w3, rpc_url=url, chain_id=chain_id, keys=keys or dev_keys(accounts))
 
+    async def request(self, method: str, *params: Any) -> Any:
+        """A JSON-RPC call to the node, for the methods web3 does not wrap (``anvil_*``,
+        ``evm_*``); an error answer is a :class:`ChainUnavailableError` naming the method."""
+        return await self._request(method, list(params))
+
     async def _request(self, method: str, params: list[Any]) -> Any:
         try:
             response = await self._w3.provider.make_request(method, params)  # type: ignore[arg-type]

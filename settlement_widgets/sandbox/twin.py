@@ -30,7 +30,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..addresses import validate_address
 from ..errors import ConfigurationError
@@ -45,10 +45,8 @@ if TYPE_CHECKING:
     from .http import SandboxHttpServer
     from .relay.server import RelayNode
 
-__all__ = ["TWINS", "SepoliaTwin", "TwinContracts", "relocate"]
+__all__ = ["SepoliaTwin", "TwinContracts", "relocate"]
 
-#: the networks a twin can be started for (``--twin``)
-TWINS = ("sepolia",)
 _ETH = 10**18
 
 
@@ -59,13 +57,9 @@ class TwinContracts:
     moved: dict[str, tuple[str, str]]  # name -> (deployed at, now at)
 
 
-async def _rpc(chain: AnvilChain, method: str, *params: Any) -> Any:
-    return await chain._request(method, list(params))
-
-
 async def _storage_of(chain: AnvilChain, address: str) -> dict[str, str]:
     """Every storage slot of ``address`` (anvil's state dump: the only RPC that lists slots)."""
-    dump = await _rpc(chain, "anvil_dumpState")
+    dump = await chain.request("anvil_dumpState")
     state = json.loads(gzip.decompress(bytes.fromhex(dump.removeprefix("0x"))))
     accounts = {k.lower(): v for k, v in state.get("accounts", {}).items()}
     return dict(accounts.get(address.lower(), {}).get("storage", {}))
@@ -93,15 +87,15 @@ async def relocate(chain: AnvilChain, source: str, target: str, *, patch_self: b
     if patch_self:
         runtime = runtime.replace(old, new)
     storage = await _storage_of(chain, source)
-    await _rpc(chain, "anvil_setCode", target, "0x" + runtime.hex())
+    await chain.request("anvil_setCode", target, "0x" + runtime.hex())
     for slot, value in storage.items():
         word = int(value, 16).to_bytes(32, "big")
         if patch_self and word[12:] == old and word[:12] == bytes(12):
             word = bytes(12) + new
-        await _rpc(chain, "anvil_setStorageAt", target, _word(slot), "0x" + word.hex())
-    await _rpc(chain, "anvil_setCode", source, "0x")
+        await chain.request("anvil_setStorageAt", target, _word(slot), "0x" + word.hex())
+    await chain.request("anvil_setCode", source, "0x")
     for slot in storage:
-        await _rpc(chain, "anvil_setStorageAt", source, _word(slot), "0x" + "00" * 32)
+        await chain.request("anvil_setStorageAt", source, _word(slot), "0x" + "00" * 32)
 
 
 def _word(slot: str) -> str:
@@ -205,7 +199,7 @@ class SepoliaTwin:
         if await chain.w3.eth.get_code(CREATE2_DEPLOYER) == b"":  # type: ignore[arg-type]
             raise ConfigurationError("this anvil has no CREATE2 deployer at " + CREATE2_DEPLOYER)
         self.contracts = await _deploy_at_sepolia_addresses(chain)
-        await _rpc(chain, "anvil_setBlockTimestampInterval", self.seconds_per_block)
+        await chain.request("anvil_setBlockTimestampInterval", self.seconds_per_block)
 
         deployer = chain.wallet(0)
         token = SEPOLIA.token
@@ -213,7 +207,7 @@ class SepoliaTwin:
         broker = chain.wallet_for(self._broker_key)
         user = self._user_key.address
         for who, eth in ((broker.address, 100), (user, self.user_eth)):
-            await _rpc(chain, "anvil_setBalance", who, hex(eth * _ETH))
+            await chain.request("anvil_setBalance", who, hex(eth * _ETH))
         await mint_test_token(deployer, token, user, self.user_tokens)
         if self.broker_liquidity:
             await mint_test_token(deployer, token, broker.address, self.broker_liquidity)

@@ -49,7 +49,7 @@ async def funded(twin: SepoliaTwin) -> WalletClient:
     assert twin.chain is not None
     wallet = WalletClient(PrivateKey.generate(), rpc_url=twin.network.rpc_url)
     _WALLETS.append(wallet)
-    await twin.chain._request("anvil_setBalance", [wallet.address, hex(10 * UNIT)])
+    await twin.chain.request("anvil_setBalance", wallet.address, hex(10 * UNIT))
     return wallet
 
 
@@ -100,7 +100,7 @@ async def test_a_recorded_contract_that_is_gone_is_deployed_again(twin: SepoliaT
     wallet = await funded(twin)
     first = await deploy_own_v4(wallet, twin.network)
     assert twin.chain is not None
-    await twin.chain._request("anvil_setCode", [first.deployment.adapter, "0x"])
+    await twin.chain.request("anvil_setCode", first.deployment.adapter, "0x")
     again = await deploy_own_v4(wallet, twin.network)
     assert again.sent == ("adapter",) and again.deployment.adapter != first.deployment.adapter
 
@@ -133,12 +133,12 @@ async def test_refuses_a_chain_without_the_create2_deployer(twin: SepoliaTwin) -
     wallet = await funded(twin)
     assert twin.chain is not None
     code = await twin.chain.w3.eth.get_code(CREATE2_DEPLOYER)
-    await twin.chain._request("anvil_setCode", [CREATE2_DEPLOYER, "0x"])
+    await twin.chain.request("anvil_setCode", CREATE2_DEPLOYER, "0x")
     try:
         with pytest.raises(ConfigurationError, match="no deterministic CREATE2 deployer"):
             await deploy_own_v4(wallet, twin.network)
     finally:
-        await twin.chain._request("anvil_setCode", [CREATE2_DEPLOYER, "0x" + bytes(code).hex()])
+        await twin.chain.request("anvil_setCode", CREATE2_DEPLOYER, "0x" + bytes(code).hex())
 
 
 async def test_refuses_a_wallet_on_another_chain(twin: SepoliaTwin) -> None:
