@@ -100,16 +100,12 @@ async def _until_stopped(start: Any, close: Any) -> asyncio.Event | None:
 
 def write_env_file(env: dict[str, str], path: Path) -> Path:
     """``export NAME=value`` lines, created with mode 0600 (the file holds a key)."""
-    import os
     import shlex
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.writelines(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
-    tmp.replace(path)
-    return path
+    from ..atomic_file import write_atomic
+
+    lines = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+    return write_atomic(path, lines, mode=0o600)
 
 
 async def _run_twin(args: argparse.Namespace) -> int:

@@ -544,12 +544,11 @@ def default_profile_path() -> Path:
 
 def write_profile(network: Network, path: Path | None = None) -> Path:
     """Write ``network``'s profile where ``networks.get_network("local")`` reads it."""
-    target = path or default_profile_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps(network.to_json(), indent=2) + "\n")
-    tmp.replace(target)
-    return target
+    from ..atomic_file import write_atomic
+
+    return write_atomic(
+        path or default_profile_path(), json.dumps(network.to_json(), indent=2) + "\n"
+    )
 
 
 def remove_profile(path: Path, network: Network | None) -> None:

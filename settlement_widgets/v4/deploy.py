@@ -104,17 +104,6 @@ class V4Deployment:
             }
         }
 
-    def to_json(self) -> dict[str, Any]:
-        """Every field, JSON-ready (what the own-deployment store keeps)."""
-        data = {k: v for k, v in self.__dict__.items() if k != "pool_key"}
-        return data | {"pool_key": self.pool_key.to_json()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> V4Deployment:
-        fields = dict(data)
-        fields["pool_key"] = PoolKey.from_json(fields["pool_key"])
-        return cls(**fields)
-
     def apply_to(self, network: Network) -> Network:
         """``network`` with this deployment's v4 addresses and extra data."""
         contracts = replace(

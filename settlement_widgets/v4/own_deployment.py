@@ -31,6 +31,7 @@ from eth_abi import encode
 from eth_hash.auto import keccak
 
 from ..addresses import ZERO_ADDRESS, validate_address
+from ..atomic_file import write_atomic
 from ..contracts import load_artifact
 from ..errors import ConfigurationError
 from .create2 import CREATE2_DEPLOYER, SaltSearch, mine_hook_salt
@@ -107,10 +108,7 @@ def _load(path: Path) -> dict[str, Any]:
 def _save(path: Path, key: str, record: dict[str, Any]) -> None:
     data = _load(path)
     data[key] = record
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 async def _has_code(w3: AsyncWeb3, address: str | None) -> bool:
