@@ -7,6 +7,12 @@ a Jupyter Authorizer such as JupyterHub's can allow reads and refuse writes): a 
 for POSTs. Every answer is JSON, errors included (``{"error": "…"}``):
 :meth:`SettlementAPIHandler.write_error` replaces Jupyter's error bodies, and failures of the
 environment (no sandbox profile, an unreadable proof log) are 503s rather than 500s.
+
+``GET /api/settlement`` answers pre-serialised bytes (:class:`~.service.ConfigDocument`)
+with their strong ``ETag`` and ``Cache-Control: private, no-cache``
+(:data:`~.service.CONFIG_CACHE_CONTROL` says why); a matching ``If-None-Match`` gets a 304
+without a body. Authentication and authorization come first, as for every route: an
+unauthenticated request is refused whatever ETag it carries.
 """
 
 from __future__ import annotations
@@ -18,13 +24,12 @@ from typing import Any
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
-from jupyter_server.utils import url_path_join
 from tornado.httputil import responses
 
 from ..errors import SettlementError
 from .openapi import openapi_document
 from .protocol import FaucetRequest, Reply, V4ContractsRequest, clip, error_reply, parse_post
-from .service import SettlementService
+from .service import CONFIG_CACHE_CONTROL, ConfigDocument, SettlementService, with_base_url
 
 __all__ = [
     "ExplorerHandler",
@@ -32,6 +37,7 @@ __all__ = [
     "ProofsHandler",
     "SettlementAPIHandler",
     "SettlementHandler",
+    "with_base_url",
 ]
 
 
@@ -59,9 +65,14 @@ class SettlementAPIHandler(APIHandler):
         try:
             reply = await answer()
         except SettlementError as exc:
-            self.log.warning("settlement endpoint unavailable: %s", exc)
-            reply = error_reply(503, clip(str(exc), 500))
+            self.send_unavailable(exc)
+            return
         self.send_reply(reply)
+
+    def send_unavailable(self, exc: SettlementError) -> None:
+        """The environment failed us (see :meth:`run`): logged, and a JSON 503."""
+        self.log.warning("settlement endpoint unavailable: %s", exc)
+        self.send_reply(error_reply(503, clip(str(exc), 500)))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """``{"error": …}`` for every error status (403, 404, 405, 500...)."""
@@ -78,17 +89,6 @@ class SettlementAPIHandler(APIHandler):
         self.finish(json.dumps({"error": message}))
 
 
-def with_base_url(body: dict[str, Any], base_url: str) -> dict[str, Any]:
-    """``body`` with its ``testnetProofs`` paths under the server's ``base_url``, so a client
-    can fetch them as given: ``/api/settlement/proofs/channel`` on a server at ``/``
-    (exactly the spec's shape), ``/user/ada/api/settlement/proofs/channel`` under
-    ``/user/ada/`` (JupyterHub, Binder). Pure."""
-    if base_url in ("", "/") or "testnetProofs" not in body:
-        return body
-    proofs = {key: url_path_join(base_url, path) for key, path in body["testnetProofs"].items()}
-    return {**body, "testnetProofs": proofs}
-
-
 class SettlementHandler(SettlementAPIHandler):
     """``GET`` the configuration body; ``POST`` an action (``channel:faucet``, ``v4:contracts``)."""
 
@@ -97,11 +97,30 @@ class SettlementHandler(SettlementAPIHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
-        async def answer() -> Reply:
-            body = await self.service.config_body()
-            return Reply(200, with_base_url(body, self.base_url))
+        # the decorators above have authenticated and authorized the request; from here on
+        # the common case is a dict lookup and a write of bytes built earlier
+        base_url = self.base_url
+        document = self.service.cached_config(base_url)
+        if document is None:
+            try:
+                document = await self.service.config_document(base_url)
+            except SettlementError as exc:
+                self.send_unavailable(exc)
+                return
+        self.send_document(document)
 
-        await self.run(answer)
+    def send_document(self, document: ConfigDocument) -> None:
+        """``document`` with its ETag and Cache-Control, or 304 (no body) when the request's
+        ``If-None-Match`` names that ETag. Setting ``Etag`` here also keeps tornado from
+        hashing the body again in ``finish()``."""
+        self.set_header("Etag", document.etag)
+        self.set_header("Cache-Control", CONFIG_CACHE_CONTROL)
+        if "If-None-Match" in self.request.headers and self.check_etag_header():
+            self.set_status(304)
+            self.finish()
+            return
+        self.set_header("Content-Type", "application/json")
+        self.finish(document.body)
 
     @tornado.web.authenticated
     @authorized

@@ -167,8 +167,30 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
                 "get": {
                     "operationId": "getSettlementConfig",
                     "summary": "Methods and contracts of the configured network (spec §4.1)",
+                    "parameters": [
+                        {
+                            "name": "If-None-Match",
+                            "in": "header",
+                            "required": False,
+                            "schema": {"type": "string"},
+                            "description": "The ETag of a body already held: 304 if unchanged",
+                        }
+                    ],
                     "responses": {
-                        "200": _json(_ref("Config"), "The configuration body"),
+                        "200": {
+                            **_json(_ref("Config"), "The configuration body"),
+                            "headers": {
+                                "ETag": {
+                                    "schema": {"type": "string"},
+                                    "description": "Strong validator of the body's bytes",
+                                },
+                                "Cache-Control": {
+                                    "schema": {"type": "string"},
+                                    "description": "`private, no-cache`: revalidate each use",
+                                },
+                            },
+                        },
+                        "304": {"description": "Not modified: the held body is current"},
                         "403": forbidden,
                         "503": unavailable,
                     },

@@ -2,16 +2,26 @@
 
 One :class:`SettlementService` per server, built from :class:`SettlementConfig` and handed to
 the handlers (jupyter-server-proxy's habit: handlers receive their dependencies). The network
-is resolved on every request, so a local sandbox started after the server is picked up. When
-the server owns the local sandbox (:class:`~settlement_widgets.sandbox.shared.ServerSandbox`),
-a request waits for it on first use and the explorer links it answers with are the server's.
+is resolved for every action and proof listing, so a local sandbox started after the server
+is picked up. When the server owns the local sandbox
+(:class:`~settlement_widgets.sandbox.shared.ServerSandbox`), a request waits for it on first
+use and the explorer links it answers with are the server's.
+
+``GET /api/settlement`` is pre-serialised (:class:`ConfigDocument`): its bytes and ETag are
+built once, and again only when what they depend on changes
+(:meth:`SettlementService.cached_config` says what that is), so a GET costs Jupyter's
+authentication and little else.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import FaucetError, FaucetUnavailableError
 from .protocol import Reply, error_reply, faucet_fallback
@@ -24,10 +34,73 @@ if TYPE_CHECKING:
     from ..sandbox.shared import ServerSandbox
     from .config import SettlementConfig
 
-__all__ = ["PROOF_METHODS", "SettlementService"]
+__all__ = [
+    "CONFIG_CACHE_CONTROL",
+    "PROOF_METHODS",
+    "ConfigDocument",
+    "SettlementService",
+    "with_base_url",
+]
 
 #: the proof paths advertised in ``testnetProofs``
 PROOF_METHODS = ("channel", "v4")
+
+#: ``Cache-Control`` of ``GET /api/settlement``. ``private``: the answer is behind Jupyter's
+#: login, so a shared cache (a proxy in front of JupyterHub or Binder) must not keep it.
+#: ``no-cache``: a browser may keep it but must revalidate before each use, because it
+#: changes without notice when the local sandbox restarts (new relay/faucet ports, new
+#: contracts); revalidation costs a 304 without a body thanks to the strong ETag. Not
+#: ``max-age``: a stale ``nodeUrl`` for even a minute sends a notebook to a dead relay; not
+#: ``no-store``: that would forbid the cheap 304 path.
+CONFIG_CACHE_CONTROL: Final = "private, no-cache"
+
+#: a profile modified less than this long before it was read may still be rewritten within
+#: the same file-timestamp tick (coarse kernel clock, 2-s FAT-style granularity), leaving
+#: its stat unchanged: such a read is not trusted, the next GET reads the file again
+_SETTLE_NS: Final = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class ConfigDocument:
+    """The ``GET /api/settlement`` answer, serialised once: ``body`` (the JSON bytes, exactly
+    ``json.dumps`` of the spec's object) and ``etag`` (strong: a hash of those bytes, quoted,
+    so equal bytes always get the same ETag, whichever server process built them)."""
+
+    body: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, value: dict[str, Any], previous: ConfigDocument | None = None) -> ConfigDocument:
+        """Serialise ``value``; ``previous`` is returned instead if its bytes are the same
+        (a rebuild that changed nothing keeps its ETag without hashing again)."""
+        body = json.dumps(value).encode()
+        if previous is not None and previous.body == body:
+            return previous
+        return cls(body, '"' + hashlib.sha256(body).hexdigest()[:40] + '"')
+
+
+def with_base_url(body: dict[str, Any], base_url: str) -> dict[str, Any]:
+    """``body`` with its ``testnetProofs`` paths under the server's ``base_url``, so a client
+    can fetch them as given: ``/api/settlement/proofs/channel`` on a server at ``/``
+    (exactly the spec's shape), ``/user/ada/api/settlement/proofs/channel`` under
+    ``/user/ada/`` (JupyterHub, Binder). Pure."""
+    if base_url in ("", "/") or "testnetProofs" not in body:
+        return body
+    from jupyter_server.utils import url_path_join
+
+    proofs = {key: url_path_join(base_url, path) for key, path in body["testnetProofs"].items()}
+    return {**body, "testnetProofs": proofs}
+
+
+def _stamp(path: os.PathLike[str] | str) -> tuple[int, int, int, int] | None:
+    """What a ``stat`` says of ``path``, enough to see it replaced (the sandbox writes its
+    profile by rename: a new inode) or rewritten in place (size, mtime, ctime); None when
+    absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class SettlementService:
@@ -46,7 +119,7 @@ class SettlementService:
         proofs_path: str | None = None,
         sandbox: ServerSandbox | None = None,
     ) -> None:
-        self.network_name = network
+        self._network_name = network
         self.rpc_url = rpc_url
         self.faucet_timeout = faucet_timeout
         self.rpc_timeout = rpc_timeout
@@ -61,6 +134,29 @@ class SettlementService:
         # bundle (~100 ms of CPU on the server's event loop), which under 50 concurrent
         # clients serialised the whole endpoint (benchmarks/reliability load check)
         self._http: httpx.AsyncClient | None = None
+        # the pre-serialised GET body per base_url, and what it was built from (see
+        # cached_config): the sandbox network object, or the profile's path and stamp
+        self._documents: dict[str, ConfigDocument] = {}
+        self._built_from: Network | None = None
+        self._profile: tuple[str, tuple[int, int, int, int] | None] | None = None
+        self._generation = 0  # bumped by invalidate_config: a build begun before is not kept
+
+    @property
+    def network_name(self) -> str:
+        """The network served; setting it drops the pre-serialised GET body."""
+        return self._network_name
+
+    @network_name.setter
+    def network_name(self, value: str) -> None:
+        self._network_name = value
+        self.invalidate_config()
+
+    def invalidate_config(self) -> None:
+        """Forget the pre-serialised GET body: the next GET builds it again."""
+        self._documents = {}
+        self._built_from = None
+        self._profile = None
+        self._generation += 1
 
     @classmethod
     def from_config(
@@ -93,6 +189,65 @@ class SettlementService:
         from ..methods import settlement_config
 
         return settlement_config(await self.network())
+
+    def cached_config(self, base_url: str) -> ConfigDocument | None:
+        """The pre-serialised GET body for ``base_url`` if it is still what
+        :meth:`config_document` would build, else None. Called on every GET, so it reads
+        nothing: what the body depends on, and what is checked here, is
+
+        * the network name (a setter that drops the body) and ``base_url`` (the key);
+        * on ``sepolia``: the process environment (``SETTLEMENT_RELAY_URL``,
+          ``SETTLEMENT_FAUCET_URL``), read once, as Jupyter reads its configuration once;
+        * with a sandbox this server owns: the network :meth:`ServerSandbox.ensure`
+          produced, compared by identity (a new start or adoption replaces it);
+        * on ``local`` otherwise: the sandbox profile another process writes, and rewrites
+          when that sandbox restarts: one ``os.stat`` per GET (about a microsecond; no
+          read, no parse), compared with the stat taken before it was last read. A read
+          of a file modified within ``_SETTLE_NS`` of it is not trusted (an in-place
+          rewrite in the same timestamp tick would leave the stat unchanged).
+        """
+        document = self._documents.get(base_url)
+        if document is None:
+            return None
+        if self._profile is not None:
+            path, stamp = self._profile
+            if stamp is None or _stamp(path) != stamp:
+                return None
+        elif (
+            self.sandbox is not None
+            and self._network_name == "local"
+            and self.sandbox.network is not self._built_from
+        ):
+            return None
+        return document
+
+    async def config_document(self, base_url: str) -> ConfigDocument:
+        """Build the GET body for ``base_url`` (and remember it, with what it was built
+        from, for :meth:`cached_config`). Raises what :meth:`network` raises (no sandbox
+        profile...): errors are not remembered, the next GET tries again."""
+        from ..methods import settlement_config
+
+        generation = self._generation
+        profile = None
+        if self._network_name == "local" and self.sandbox is None:
+            from ..networks import _profile_path
+
+            path = str(_profile_path())
+            started = time.time_ns()
+            stamp = _stamp(path)  # before reading: a later rewrite changes it
+            profile = (path, stamp if stamp and started - stamp[2] > _SETTLE_NS else None)
+        network = await self.network()
+        built_from = self.sandbox.network if self.sandbox is not None else None
+        value = with_base_url(settlement_config(network), base_url)
+        document = ConfigDocument.of(value, self._documents.get(base_url))
+        if generation != self._generation:  # the network changed meanwhile: answer, keep nothing
+            return document
+        if built_from is not self._built_from or profile != self._profile:
+            self._documents = {}
+        self._documents[base_url] = document
+        self._built_from = built_from
+        self._profile = profile
+        return document
 
     async def faucet(self, user_address: str, client: str | None = None) -> Reply:
         """Ask the network's faucet for ``user_address``: at most ``limiter.limit`` requests
