@@ -20,7 +20,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # on Jupyter's config and data paths by `make lab`, as binder/start does on Binder
 JUPYTER_APP := $(CURDIR)/jupyter-app
 
-.PHONY: help setup lab test lint contracts contracts-check chromium interop-deps \
+.PHONY: help setup lab test lint contracts contracts-check snapshots chromium interop-deps \
         notebooks notebooks-refresh sepolia-rehearsal bench reliability clean
 
 help:
@@ -50,7 +50,14 @@ $(ARTIFACTS_STAMP): $(NPM_STAMP) contracts/build.js $(SOL_SOURCES)
 	node contracts/build.js
 	touch $@
 
-contracts: $(ARTIFACTS_STAMP)
+# The local sandbox's chain after its deployment, saved once (settlement_widgets/_artifacts/
+# snapshots/, not committed: it holds the npm PoolManager's bytecode), so a sandbox starts
+# without sending its ~26 deployment transactions. Rebuilds only what is stale (a no-op run
+# takes well under a second); a sandbox without a current snapshot deploys instead.
+snapshots: $(PY_STAMP) $(ARTIFACTS_STAMP)
+	$(BIN)/python -m settlement_widgets.sandbox.snapshot
+
+contracts: $(ARTIFACTS_STAMP) snapshots
 
 # Our compiled artifacts are not committed; this proves a rebuild is byte-identical.
 contracts-check: $(ARTIFACTS_STAMP)

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import _deferred_imports
 from ._lazy import lazy_exports
+
+# py_ecc's pairing tables (~0.2 s warm, seconds cold) load when a pairing is computed, not when
+# web3 or py-evm is imported (see _deferred_imports)
+_deferred_imports.install()
 
 __version__ = "0.1.0"
 

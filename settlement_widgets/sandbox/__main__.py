@@ -1,10 +1,12 @@
 """``settlement-sandbox`` / ``python -m settlement_widgets.sandbox``: the local network.
 
 Starts the chain (in-process by default; ``--chain anvil`` or ``--rpc-url URL``), deploys the
-contracts, starts the relay node and the HTTP server (faucet, ``/rpc``, explorer) on
-loopback, and prints the network profile as one line of JSON on stdout (``Network.to_json()``,
-``rpcUrl`` on loopback). The profile is also written to ``$SETTLEMENT_HOME/sandbox/
-profile.json`` (where ``get_network("local")`` looks) and to ``--profile-out`` if given.
+contracts (or resumes the chain snapshot ``make contracts`` saved after deploying them, see
+:mod:`.snapshot`; ``--no-snapshot`` always deploys), starts the relay node and the HTTP
+server (faucet, ``/rpc``, explorer) on loopback, and prints the network profile as one line
+of JSON on stdout (``Network.to_json()``, ``rpcUrl`` on loopback). The profile is also
+written to ``$SETTLEMENT_HOME/sandbox/profile.json`` (where ``get_network("local")`` looks)
+and to ``--profile-out`` if given.
 Runs until SIGINT or SIGTERM, then stops everything and exits 0.
 
 ``--twin sepolia`` starts the Sepolia twin instead (:mod:`.twin`: chain id 11155111, our
@@ -53,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--profile-out", type=Path, help="also write the profile JSON to this file")
     p.add_argument("--wallets", type=int, default=4, help="funded dev wallets (1-8)")
     p.add_argument("--no-v4", action="store_true", help="skip the v4 deployment (faster)")
+    p.add_argument(
+        "--no-snapshot",
+        action="store_true",
+        help="send the deployment transactions even where a chain snapshot exists",
+    )
     p.add_argument(
         "--aggregator",
         action="store_true",
@@ -138,6 +145,7 @@ async def _run_twin(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     if args.twin:
         return await _run_twin(args)
+    from .collector import settle_collector
     from .local import LocalSandbox, default_profile_path, remove_profile, write_profile
 
     options: dict[str, Any] = {
@@ -150,6 +158,7 @@ async def _run(args: argparse.Namespace) -> int:
         "durability": args.durability,
         "relay_port": args.relay_port,
         "http_port": args.http_port,
+        "snapshot": not args.no_snapshot,
     }
     if args.data_dir is not None:
         options["data_dir"] = args.data_dir
@@ -158,6 +167,7 @@ async def _run(args: argparse.Namespace) -> int:
     stop = await _until_stopped(sandbox.start, sandbox.aclose)
     if stop is None:  # asked to stop while starting
         return 0
+    settle_collector()  # what the start built lives until exit: never scan it again
     network = sandbox.network
     profile = network.to_json()
     home_profile = write_profile(network, default_profile_path())

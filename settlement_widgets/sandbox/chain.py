@@ -31,7 +31,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -360,8 +360,11 @@ class InProcessChain(Chain):
         chain_id: int = DEFAULT_CHAIN_ID,
         accounts: int = 10,
         balance_wei: int = DEV_BALANCE_WEI,
+        database: Mapping[bytes, bytes] | None = None,
     ) -> InProcessChain:
-        """A fresh genesis funding the first ``accounts`` dev keys with ``balance_wei`` each."""
+        """A fresh genesis funding the first ``accounts`` dev keys with ``balance_wei`` each,
+        or, given ``database`` (what :meth:`database` returned on a chain created with the same
+        ``chain_id``), that chain resumed at its head (see :mod:`.pyevm_database`)."""
         from eth_keys import keys as eth_keys
         from eth_tester import EthereumTester, PyEVMBackend
         from web3 import AsyncWeb3
@@ -384,10 +387,21 @@ class InProcessChain(Chain):
         # py-evm estimates gas by binary search (about 15 executions per estimate); one run
         # plus a margin gives the same answer for our contracts at a tenth of the time.
         chain_class.gas_estimator = staticmethod(_single_run_gas_estimate)
+        if database is not None:
+            from . import pyevm_database
+
+            backend.chain = pyevm_database.restore(chain_class, database)
         backend.chain.gas_estimator = _single_run_gas_estimate
         tester = EthereumTester(backend)
         w3 = AsyncWeb3(_make_inprocess_provider(tester, chain_id))
         return cls(tester, w3, chain_id=chain_id, keys=keys)
+
+    def database(self) -> dict[bytes, bytes]:
+        """A copy of the whole chain (py-evm's key-value store): ``create(database=...)``
+        resumes it, in this process or another."""
+        from . import pyevm_database
+
+        return pyevm_database.dump(self._tester.backend.chain)
 
     async def _advance(self, seconds: int) -> None:
         latest = await self.timestamp()

@@ -1,7 +1,8 @@
 """``LocalSandbox``: the whole local network in one ``async with``.
 
 It starts a chain (in-process py-evm by default, a fresh anvil, or any JSON-RPC URL), deploys
-the ``channel`` contracts (Custody, SimpleConsensus, the 6-decimal ``ytest.usd`` test token)
+(or resumes from the chain snapshot ``make contracts`` saved, :mod:`.snapshot`) the
+``channel`` contracts (Custody, SimpleConsensus, the 6-decimal ``ytest.usd`` test token)
 and the ``v4`` method (the real PoolManager, our hook and adapter), funds the dev wallets with
 gas and test tokens, gives the broker custody liquidity (so users can withdraw), then starts
 the relay node and the HTTP server (faucet, chain JSON-RPC, explorer), all on loopback. The
@@ -27,6 +28,7 @@ from ..erc7824.keccak import keccak256
 from ..errors import ConfigurationError, SettlementValueError, UnknownOptionError
 from ..keys import PrivateKey
 from ..networks import Network, local, settlement_home
+from .provision import mint_test_token
 
 if TYPE_CHECKING:
     from ..channel.custody import CustodyClient
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from .deploy import ChannelDeployment
     from .faucet import Faucet
     from .http import SandboxHttpServer
+    from .provision import ProvisionPlan
     from .relay import AssetConfig, NetworkConfig
     from .relay.server import RelayNode
 
@@ -67,6 +70,7 @@ _OPTIONS = frozenset(
         "broker_liquidity",
         "aggregator",
         "bridge_block_time",
+        "snapshot",
     }
 )
 
@@ -91,7 +95,17 @@ class LocalSandbox:
     ``aggregator`` (also start a second chain with test USDC, three bridges and their
     relayer, a WETH/USDC v4 pool and a LI.FI-schema route server at :attr:`lifi_url`; see
     :mod:`~settlement_widgets.sandbox.crosschain`), ``bridge_block_time`` (seconds per block
-    the relayer mines while a transfer waits for confirmations).
+    the relayer mines while a transfer waits for confirmations), ``snapshot`` (default True:
+    resume the chain ``make contracts`` saved after this configuration's deployment instead
+    of sending the deployment transactions, which gives the same chain; False always deploys).
+
+    Which configurations start from a snapshot (:mod:`~settlement_widgets.sandbox.snapshot`):
+    the in-process chain and anvil, any ``wallets``/``v4``/``token_funding``/
+    ``broker_liquidity`` (a configuration without a snapshot deploys once and saves one);
+    ``deterministic=False`` resumes the fixed-broker snapshot and funds its random broker
+    live on top; ``aggregator=True`` deploys its second chain and its contracts live on top;
+    a chain given by URL, and anvil over a ``data_dir`` that holds a relay ledger, always
+    deploy. :attr:`started_from` says what happened.
     """
 
     def __init__(self, **options: Any) -> None:
@@ -132,6 +146,9 @@ class LocalSandbox:
         self.broker_liquidity: int = options.get("broker_liquidity", 10_000_000 * 10**6)
         self.with_aggregator: bool = bool(options.get("aggregator", False))
         self.bridge_block_time: float = float(options.get("bridge_block_time", 0.2))
+        self.use_snapshot: bool = bool(options.get("snapshot", True))
+        #: ``"snapshot"`` (the chain was resumed from one) or ``"deployed"``, once started
+        self.started_from: str | None = None
         self.chain: Chain | None = None
         #: the aggregator's second chain (``aggregator=True``)
         self.second_chain: Chain | None = None
@@ -165,6 +182,18 @@ class LocalSandbox:
     def wallets(self) -> tuple[WalletClient, ...]:
         """Funded dev wallets (gas and test tokens), deterministic keys."""
         return self._wallets
+
+    def provision_plan(self) -> ProvisionPlan:
+        """What this sandbox's deployment phase puts on its chain (see :mod:`.provision`)."""
+        from .provision import ProvisionPlan
+
+        return ProvisionPlan(
+            wallets=self.wallet_count,
+            token_funding=self.token_funding,
+            broker_liquidity=self.broker_liquidity,
+            v4=self.with_v4,
+            broker=self._broker_key.address,
+        )
 
     @property
     def broker_address(self) -> str:
@@ -249,52 +278,48 @@ class LocalSandbox:
         await self.aclose()
 
     async def start(self) -> LocalSandbox:
+        from .collector import paused_collector
+
         try:
-            await self._start()
+            with paused_collector():  # ~0.1 s of a first start otherwise (see .collector)
+                await self._start()
         except BaseException:
             await self.aclose()
             raise
         return self
 
     async def _start(self) -> None:
-        from ..channel.custody import CustodyClient
-        from .chain import InProcessChain, start_chain
-        from .deploy import deploy_channel_contracts
+        from .chain import InProcessChain
         from .explorer import Explorer, network_labels
         from .http import SandboxHttpServer
         from .jsonrpc import InProcessJsonRpc
         from .relay import AssetConfig, NetworkConfig
+        from .snapshot import start_provisioned_chain
 
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="settlement-sandbox-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        chain = await start_chain(self.chain_backend)
+        # A relay ledger left in data_dir names the chain it follows by its genesis hash. A
+        # chain resumed from an anvil snapshot keeps the snapshot's genesis, so it could pass
+        # for that chain: deploy then, and the relay refuses the old ledger as it always has.
+        # (The in-process chain gets a genesis of its own when resumed: see pyevm_database.)
+        ledger_left = (self.data_dir / "relay.sqlite").exists()
+        started = await start_provisioned_chain(
+            self.chain_backend,
+            self.provision_plan(),
+            self._broker_key,
+            fixed_broker_key=sandbox_key("broker"),
+            snapshots=self.use_snapshot and not (ledger_left and self.chain_backend == "anvil"),
+        )
+        chain = started.chain
         self.chain = chain
+        self.started_from = started.source
+        self.deployment = deployment = started.provisioned.channel
+        self.v4 = started.provisioned.v4
         self.instance = await _chain_instance(chain, self.chain_backend)
         deployer = chain.wallet(0)
         self._wallets = tuple(chain.wallet(i) for i in range(1, self.wallet_count + 1))
         broker = chain.wallet_for(self._broker_key)
-        deployment = await deploy_channel_contracts(
-            chain,
-            deployer,
-            fund=[*(w.address for w in self._wallets), broker.address],
-            fund_amount=self.token_funding,
-        )
-        self.deployment = deployment
-        await deployer.transact(to=broker.address, value=100 * 10**18)
-        if self.broker_liquidity:
-            minted = self.token_funding
-            if self.broker_liquidity > minted:
-                await mint_test_token(
-                    deployer, deployment.token, broker.address, self.broker_liquidity - minted
-                )
-            broker_custody = CustodyClient(broker, deployment.custody)
-            await broker_custody.approve(deployment.token, self.broker_liquidity)
-            await broker_custody.deposit(deployment.token, self.broker_liquidity)
-        if self.with_v4:
-            from ..v4.deploy import deploy_v4
-
-            self.v4 = await deploy_v4(chain.w3, deployer, owner=deployer.address)
 
         self.relay, self.faucet = await start_relay_and_faucet(
             broker,
@@ -309,6 +334,8 @@ class LocalSandbox:
             durability=self.durability,
             deterministic=self.deterministic,
             faucet_cooldown=self.faucet_cooldown,
+            # the deployment phase opens no channel: nothing before this block to apply
+            start_block=await chain.block_number() + 1,
         )
         relay = self.relay
         rpc = InProcessJsonRpc(chain) if isinstance(chain, InProcessChain) else None
@@ -483,9 +510,12 @@ async def start_relay_and_faucet(
     durability: str = "normal",
     deterministic: bool = False,
     faucet_cooldown: float = 0.0,
+    start_block: int = 0,
 ) -> tuple[RelayNode, Faucet]:
     """Our relay node for one chain's custody (the broker's funds behind it) and the faucet
-    paying from its ledger: what every sandbox (local or a twin) serves on loopback."""
+    paying from its ledger: what every sandbox (local or a twin) serves on loopback.
+    ``start_block``: the first block whose custody events a new ledger applies (earlier
+    blocks hold none, e.g. the deployment's)."""
     from ..channel.custody import CustodyClient
     from .faucet import Faucet, FaucetConfig
     from .relay import RelayConfig, RelayNode
@@ -501,6 +531,7 @@ async def start_relay_and_faucet(
             deterministic=deterministic,
             faucet_account=faucet_key.address,
             poll_interval=0.1,
+            start_block=start_block,
         ),
         custody=CustodyClient(broker, network.custody),
         chain_id=network.chain_id,
@@ -518,15 +549,6 @@ async def close_quietly(resource: Any, method: str = "aclose") -> None:
     if resource is not None:
         with contextlib.suppress(Exception):
             await getattr(resource, method)()
-
-
-async def mint_test_token(deployer: WalletClient, token: str, to: str, amount: int) -> None:
-    """Mint ``amount`` units of our ``TestToken`` at ``token`` to ``to`` (its owner signs)."""
-    from ..contracts import load_artifact
-
-    abi = load_artifact("TestToken").abi
-    contract = deployer.w3.eth.contract(address=token, abi=abi)  # type: ignore[call-overload]
-    await deployer.transact(contract.functions.mint(to, amount), abis=[abi])
 
 
 def explorer_tx(network: Network, chain_id: int, tx_hash: str) -> str:
