@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import resource
 import signal
 import sqlite3
 import sys
@@ -39,8 +40,12 @@ WINDOW = 32
 
 @contextlib.asynccontextmanager
 async def relay_process(
-    db: Path, durability: str
+    db: Path, durability: str, file_limit: int | None = None
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, dict[str, str]]]:
+    def limit_files() -> None:  # a disk that fills up: writes past the limit fail (EFBIG)
+        if file_limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -55,6 +60,7 @@ async def relay_process(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=limit_files,
     )  # fmt: skip
     try:
         assert proc.stdout is not None
@@ -164,3 +170,51 @@ async def test_sigkill_loses_no_acknowledged_transfer_and_applies_none_twice(
         (seen,) = conn.execute("SELECT COUNT(*) FROM seen_requests").fetchone()
     assert rows == (TOTAL, TOTAL)
     assert seen >= TOTAL
+
+
+async def test_a_relay_process_whose_ledger_cannot_commit_stops_and_exits_1(
+    tmp_path: Path,
+) -> None:
+    """The disk fills up under a running relay process: the COMMIT that fails acknowledges
+    nothing, the process exits with status 1 (a supervisor sees it stopped, rather than a
+    process that listens no more), and a restart with room again holds exactly what was
+    acknowledged."""
+    db = tmp_path / "relay.sqlite"
+    acked: list[int] = []
+    async with relay_process(db, "full", file_limit=160 * 1024) as (proc, info):
+        client = RelayTestClient(info["relayUrl"], info["brokerAddress"])
+        exited = asyncio.ensure_future(proc.wait())
+        async with client:
+            await client.authenticate(ALICE, ALICE, application="clearnode", allowances=())
+            for _ in range(TOTAL):  # each transfer grows the WAL until a write is refused
+                req = M.transfer_message(
+                    ALICE,
+                    [(ASSET, "0.000001")],
+                    destination=BOB.address,
+                    request_id=client.next_id(),
+                    timestamp=now_ms(),
+                )
+                answer = asyncio.ensure_future(client.call(req))
+                await asyncio.wait({answer, exited}, return_when=asyncio.FIRST_COMPLETED)
+                if not answer.done():  # the node stopped: this transfer was not acknowledged
+                    answer.cancel()
+                    break
+                reply = answer.result()
+                assert reply.method == "transfer", reply.error
+                acked.append(req.request_id)
+            else:
+                raise AssertionError("the ledger never outgrew the file size limit")
+        assert await asyncio.wait_for(exited, 30) == 1
+        assert proc.stderr is not None
+        log = (await proc.stderr.read()).decode()
+        assert "COMMIT failed" in log and "could not commit" in log
+    assert acked  # the stream ran before the disk filled
+    async with relay_process(db, "full") as (proc, info):
+        client = RelayTestClient(info["relayUrl"], info["brokerAddress"])
+        async with client:
+            await client.authenticate(ALICE, ALICE, application="clearnode", allowances=())
+            balance = await client.call(
+                M.get_ledger_balances_message(ALICE, account_id=BOB.address)
+            )
+            amounts = balance.result["ledger_balances"]
+            assert parse_decimal_amount(amounts[0]["amount"], 6) == len(acked)

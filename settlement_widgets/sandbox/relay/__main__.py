@@ -1,7 +1,8 @@
 """Run one relay node on its own: ``python -m settlement_widgets.sandbox.relay --db FILE ...``.
 
 Prints one JSON line (``relayUrl``, ``brokerAddress``, ``pid``) once it listens, then serves
-until SIGINT/SIGTERM. With ``--rpc-url`` it follows the custody contract on that chain. Used
+until SIGINT/SIGTERM (exit 0), or exits 1 when its ledger cannot commit (fail-stop). With
+``--rpc-url`` it follows the custody contract on that chain. Used
 by the crash tests (a relay that can be SIGKILLed and restarted on the same database) and for
 pointing a second node at a running sandbox chain.
 """
@@ -38,6 +39,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--deterministic", action="store_true")
     p.add_argument("--rpc-url", default=None, help="follow custody events on this chain")
     p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=0.25,
+        help="seconds between two polls of the custody events (with --rpc-url)",
+    )
+    p.add_argument(
+        "--commit-thread",
+        action="store_true",
+        help="COMMIT on a writer thread (for disks whose fsync takes milliseconds)",
+    )
+    p.add_argument(
+        "--no-signer-threads",
+        action="store_true",
+        help="recover request signers on the event-loop thread only (no second thread)",
+    )
+    p.add_argument(
         "--uvloop",
         action="store_true",
         help="run on uvloop when it is installed (else the stdlib loop, with a warning)",
@@ -64,6 +81,9 @@ async def _run(args: argparse.Namespace) -> int:
         durability=args.durability,
         deterministic=args.deterministic,
         faucet_account=args.faucet_account,
+        poll_interval=args.poll_interval,
+        signer_threads=not args.no_signer_threads,
+        commit_thread=args.commit_thread,
     )
     custody = None
     if args.rpc_url:
@@ -84,10 +104,17 @@ async def _run(args: argparse.Namespace) -> int:
         ),
         flush=True,
     )
+    stopping = asyncio.ensure_future(stop.wait())
+    failing = asyncio.ensure_future(node.failed.wait())
     try:
-        await stop.wait()
+        await asyncio.wait({stopping, failing}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        stopping.cancel()
+        failing.cancel()
         await node.aclose()
+    if node.failed.is_set():  # a COMMIT failed: exit so that a supervisor sees it
+        print("relay stopped: its ledger could not commit", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

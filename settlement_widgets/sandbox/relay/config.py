@@ -115,6 +115,14 @@ class RelayConfig:
     start_block: int = 0
     #: ``bu``/``tr`` committed within this many seconds go out as one of each (0: per batch)
     notify_delay: float = 0.005
+    #: recover the signers of requests that arrive together on a second thread as well as
+    #: the loop's (:mod:`.signer_pool`); ``False``: the loop thread alone
+    signer_threads: bool = True
+    #: COMMIT on a writer thread (the fsync overlaps request handling) instead of on the
+    #: loop once it is idle. With this disk's ~0.1 ms fsync the thread hand-offs cost more
+    #: than the overlap saves (measured: pipelined 8.0k/s threaded, 9-10k/s inline); a
+    #: disk whose fsync takes milliseconds (network block storage) wants the thread.
+    commit_thread: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "db_path", Path(self.db_path))

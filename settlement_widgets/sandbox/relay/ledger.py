@@ -14,6 +14,7 @@ escrow of a channel, the channel id (as in the ClearNode, erc7824-nitrolite.md Â
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -339,7 +340,12 @@ def write_batch(conn: sqlite3.Connection, batch: Batch) -> None:
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite may have rolled the transaction back itself (SQLITE_FULL, SQLITE_IOERR, ...):
+        # a ROLLBACK then fails with "no transaction is active" and that error, not the disk's,
+        # would be what the node reports. Roll back only what is still open, raise the cause.
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
 
 

@@ -37,8 +37,9 @@ from .committer import GroupCommitter
 from .config import RelayConfig
 from .ledger import Ledger, connect
 from .service import Note, RelayService, Session
+from .signer_pool import SignerPool
 from .watcher import ChainWatcher
-from .wire import FrameError, parse_incoming, signed_frame
+from .wire import FrameError, Incoming, parse_incoming, signed_frame
 
 if TYPE_CHECKING:
     from ...channel.custody import CustodyClient
@@ -124,10 +125,30 @@ class _RelayConnection(ServerConnection):
     #: so every read of a ~400-byte frame cost an mmap, an mremap and a munmap (strace)
     READ_SIZE = 64 * 1024
 
+    #: called with every complete message of one socket read, in order (set by the node);
+    #: takes precedence over :attr:`on_message` inside ``data_received``
+    on_burst: Callable[[list[bytes]], None] | None = None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.early: list[bytes] = []
         self._parts: list[Any] = []  # frame payloads (bytes-like)
+        self._burst: list[bytes] | None = None
+
+    def data_received(self, data: bytes) -> None:
+        """Collect the messages of this read, then hand them over together: requests that
+        arrive together are checked together (their signatures on two threads)."""
+        if self.on_burst is None:
+            super().data_received(data)
+            return
+        burst: list[bytes] = []
+        self._burst = burst
+        try:
+            super().data_received(data)
+        finally:
+            self._burst = None
+        if burst:
+            self.on_burst(burst)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -156,6 +177,8 @@ class _RelayConnection(ServerConnection):
         handler = self.on_message
         if handler is None:
             self.early.append(bytes(data))
+        elif self._burst is not None:
+            self._burst.append(bytes(data))
         else:
             handler(bytes(data))
 
@@ -198,6 +221,9 @@ class RelayNode:
         self._broker: PrivateKey | None = None
         self._port = 0
         self._closing = False
+        #: set when a COMMIT failed: the node has stopped acknowledging (``__main__`` exits)
+        self.failed = asyncio.Event()
+        self._signers: SignerPool | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -218,12 +244,14 @@ class RelayNode:
         if secret is None:
             secret = secrets.token_hex(32)
             ledger.set_meta("jwt_secret", secret)
-        committer = GroupCommitter(ledger, threaded=config.durability == "full")
+        committer = GroupCommitter(ledger, threaded=config.commit_thread)
         committer.on_released = self._emit_notes
         committer.on_failure = self._on_commit_failure
         self.committer = committer
         committer.start(asyncio.get_running_loop())
         await committer.flush()  # the schema, the meta rows, the faucet seed
+        if config.signer_threads:
+            self._signers = SignerPool()
         self._read_conn = connect(ledger.path, synchronous="NORMAL")
         service = RelayService(
             config, ledger, self._broker, bytes.fromhex(secret), read_connection=self._read_conn
@@ -310,6 +338,9 @@ class RelayNode:
         if self._read_conn is not None:
             self._read_conn.close()
             self._read_conn = None
+        if self._signers is not None:
+            signers, self._signers = self._signers, None
+            await asyncio.to_thread(signers.close)
 
     async def __aenter__(self) -> RelayNode:
         return await self.start()
@@ -318,6 +349,7 @@ class RelayNode:
         await self.aclose()
 
     def _on_commit_failure(self, error: BaseException) -> None:
+        self.failed.set()
         if self._server is not None:
             self._server.close()  # fail-stop: no acknowledgement without durability
 
@@ -360,9 +392,11 @@ class RelayNode:
                 self._on_frame(conn, data)
             ws.early = []
             ws.on_message = functools.partial(self._on_frame, conn)
+            ws.on_burst = functools.partial(self._on_burst, conn)
             await ws.wait_closed()
         finally:
             ws.on_message = None
+            ws.on_burst = None
             conn.closed = True
             self._connections.discard(conn)
             self._forget(conn)
@@ -386,12 +420,33 @@ class RelayNode:
         frame = self._frame(0, method, result)
         self.committer.after(self.committer.kick(), conn.push, frame)
 
-    def _on_frame(self, conn: _Connection, data: bytes) -> None:
+    def _on_burst(self, conn: _Connection, messages: list[bytes]) -> None:
+        """The messages of one socket read: parsed, their signers recovered on two threads
+        when there are several (:mod:`.signer_pool`), then handled in order."""
+        if len(messages) < SignerPool.MIN_BURST or self._signers is None:
+            for data in messages:
+                self._on_frame(conn, data)
+            return
+        parsed: list[Incoming | FrameError] = []
+        for data in messages:
+            try:
+                parsed.append(parse_incoming(data))
+            except FrameError as exc:
+                parsed.append(exc)
+        self._signers.recover([p for p in parsed if isinstance(p, Incoming)])
+        for item in parsed:
+            self._on_frame(conn, item)
+
+    def _on_frame(self, conn: _Connection, data: bytes | Incoming | FrameError) -> None:
         service = self.service
         committer = self.committer
         assert service is not None and committer is not None
+        if committer.failure is not None:  # fail-stop: a frame already in flight is dropped
+            return
         try:
-            req = parse_incoming(data)
+            if isinstance(data, FrameError):
+                raise data
+            req = data if isinstance(data, Incoming) else parse_incoming(data)
         except FrameError as exc:
             frame = self._frame(exc.request_id, "error", {"error": exc.message})
             committer.after(committer.kick(), conn.push, frame)

@@ -63,6 +63,9 @@ class Incoming:
     sigs: list[str]
     raw: bytes
     _digest: bytes | None = None
+    #: each signature's 20-byte signer when recovered ahead (:mod:`.signer_pool`); ``None``
+    #: entries (or no list) are recovered by the handler, which raises the precise error
+    signers: list[bytes | None] | None = None
 
     @property
     def digest(self) -> bytes:
