@@ -6,7 +6,8 @@ providers append one record per step as it happens, and the endpoint reads them 
 
 Contract for providers
 ----------------------
-Call :func:`record_proof` right after a step has really happened (never before, never for a
+Call :func:`record_proof` (or :func:`record_proofs` for a burst) right after a step has
+really happened (never before, never for a
 step that failed):
 
 * on-chain steps (``Custody.create``/``resize``/``close``/``withdraw``, a v4 settlement) once
@@ -32,12 +33,17 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from .errors import ConfigurationError, SettlementValueError, UnknownOptionError
+from .errors import (
+    ConfigurationError,
+    SettlementError,
+    SettlementValueError,
+    UnknownOptionError,
+)
 from .links import is_link_target
 from .methods import validate_method
 
@@ -47,6 +53,7 @@ __all__ = [
     "default_proofs_path",
     "list_proofs",
     "record_proof",
+    "record_proofs",
 ]
 
 ProofType = Literal["on-chain", "off-chain", "read-only"]
@@ -156,6 +163,53 @@ def record_proof(
     Invalid input raises a :class:`~settlement_widgets.errors.SettlementValueError` and
     writes nothing.
     """
+    row, entry = _proof_row(
+        method, network, chain_id, step, type, tx_hash, explorer_url, data, timestamp
+    )
+    _insert(path, [row])
+    return entry
+
+
+def record_proofs(
+    method: str,
+    network: Any,
+    chain_id: int,
+    proofs: Sequence[tuple[str, str, Mapping[str, Any]]],
+    *,
+    path: Path | str | None = None,
+) -> list[dict[str, Any] | SettlementError]:
+    """Append several off-chain proofs (``(step, type, data)`` each, stamped now) in one
+    transaction: one connection and one COMMIT for a burst of transfers instead of one per
+    transfer (each of those opened the file, fsynced and checkpointed it on close). Returns,
+    per proof, the record as served or the error that kept that one out; the valid ones
+    are written together."""
+    results: list[dict[str, Any] | SettlementError] = []
+    rows: list[tuple[Any, ...]] = []
+    for step, type_, data in proofs:
+        try:
+            row, entry = _proof_row(method, network, chain_id, step, type_, None, None, data, None)
+        except SettlementError as exc:
+            results.append(exc)
+            continue
+        rows.append(row)
+        results.append(entry)
+    if rows:
+        _insert(path, rows)
+    return results
+
+
+def _proof_row(
+    method: str,
+    network: Any,
+    chain_id: int,
+    step: str,
+    type: str,
+    tx_hash: str | None,
+    explorer_url: str | None,
+    data: Mapping[str, Any] | None,
+    timestamp: datetime | str | None,
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The checked row of one proof and the record the endpoint will serve for it."""
     method = validate_method(method)
     name = _network_name(network)
     if isinstance(chain_id, bool) or not isinstance(chain_id, int) or chain_id <= 0:
@@ -190,20 +244,23 @@ def record_proof(
         )
     stamp = _timestamp(timestamp)
     tx = tx_hash.lower() if tx_hash is not None else None
+    row = (method, name, chain_id, step, type, tx, explorer_url, encoded, stamp)
+    return row, _entry(step, type, tx, explorer_url, json.loads(encoded), stamp)
 
+
+def _insert(path: Path | str | None, rows: list[tuple[Any, ...]]) -> None:
     conn = _connect(path)
     try:
         with conn:
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO proofs (method, network, chain_id, step, type, tx_hash, "
                 "explorer_url, data, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (method, name, chain_id, step, type, tx, explorer_url, encoded, stamp),
+                rows,
             )
     except sqlite3.Error as exc:
         raise ConfigurationError(f"cannot write to the proof log: {exc}") from exc
     finally:
         conn.close()
-    return _entry(step, type, tx, explorer_url, json.loads(encoded), stamp)
 
 
 def list_proofs(method: str, network: Any, *, path: Path | str | None = None) -> dict[str, Any]:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .models import Channel
     from .relay_client import RelayClient
     from .store import ChannelStore
+    from .write_group import WriteGroup
 
 __all__ = ["_ProviderBase"]
 
@@ -100,6 +101,10 @@ class _ProviderBase:
     custody: CustodyClient
     _own_store: bool
     _store: ChannelStore
+    #: the transfer-history writes of one loop turn share a COMMIT (see :mod:`.write_group`)
+    _writes: WriteGroup
+    #: transfers between their checks and their return (1: sequential use)
+    _transfers_in_flight: int
     _relay: RelayClient | None
     _allowance: int | None
     _watch_interval: float | None

@@ -66,6 +66,7 @@ from .steps import _StepsMixin
 from .store import ChannelStore
 from .transactions import _TransactionsMixin
 from .transfers import _TransfersMixin
+from .write_group import WriteGroup
 
 if TYPE_CHECKING:
     from ..wallet import WalletClient
@@ -152,6 +153,8 @@ class ChannelProvider(
             custody=config.custody,
             chain_instance=config.chain_instance,
         )
+        self._writes = WriteGroup(self._store)
+        self._transfers_in_flight = 0
         self._relay = relay
         self._allowance = allowance
         self._watch_interval = watch_interval

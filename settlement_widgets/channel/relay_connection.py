@@ -103,6 +103,8 @@ class RelayConnection:
         self._closed = False
         self._signer: PrivateKey | None = None
         self._last_id = 0
+        #: the connection whose write is scheduled for the end of this loop turn
+        self._flush_ws: Any = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- identity -----------------------------------------------------------------------
@@ -462,7 +464,7 @@ class RelayConnection:
         limit = self.request_timeout if timeout is None else timeout
         try:
             try:
-                await ws.send(req.to_frame())
+                self._enqueue(ws, req.to_frame())
             except Exception as exc:
                 raise RelayUnavailableError(
                     f"the connection to the relay at {self.url} dropped while sending "
@@ -480,6 +482,44 @@ class RelayConnection:
         if not trusted and self.broker_address is None:  # pragma: no cover - defensive
             raise InvalidSignatureError("a relay answer arrived before the broker was known")
         return response.raise_for_error()
+
+    def _enqueue(self, ws: Any, frame: str) -> None:
+        """Frame ``frame`` now; write it with every frame queued in this loop turn.
+
+        Requests sent by concurrent tasks in one turn of the event loop leave in one socket
+        write (one syscall and one wake-up of the relay, instead of one per request, which
+        cost ~50 µs each here); the only request in flight is written at once. Framing
+        goes through the connection's sans-I/O protocol as ``ws.send`` does, without its
+        per-call locking and drain. Raises when the connection is not open.
+        """
+        from websockets.protocol import State
+
+        if ws.protocol.state is not State.OPEN:
+            raise ConnectionError(f"the WebSocket is {ws.protocol.state.name.lower()}")
+        ws.protocol.send_text(frame.encode())
+        if self._flush_ws is ws:
+            return  # joins the write scheduled for this turn
+        if len(self._pending) <= 1:  # the only request in flight: nothing to wait for
+            self._flush(ws)
+            return
+        self._flush_ws = ws
+        asyncio.get_running_loop().call_soon(self._flush, ws)
+
+    def _flush(self, ws: Any) -> None:
+        if self._flush_ws is ws:
+            self._flush_ws = None
+        chunks = ws.protocol.data_to_send()
+        try:
+            data = b"".join(chunks)
+            if data:
+                ws.transport.write(data)
+            if not all(chunks):  # an end-of-stream marker: half-close, as websockets does
+                if ws.transport.can_write_eof():
+                    ws.transport.write_eof()
+                else:
+                    ws.transport.close()
+        except Exception as exc:  # the socket is gone: the reader fails what is pending
+            _log.debug("could not write to the relay: %s", exc)
 
     async def request(self, req: Request, *, timeout: float | None = None) -> Response:
         """Send a prepared request frame and return the verified reply.

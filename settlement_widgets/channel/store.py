@@ -125,6 +125,8 @@ class ChannelStore(
         self.path = Path(path)
         self._depth = 0
         self._durable = True
+        self._channel_cache = {}
+        self._channel_cache_version = -1
         self._conn = self._open()
         self._claim("wallet", validate_address(wallet, field="wallet") if wallet else None)
         self._claim("chain_id", str(chain_id) if chain_id is not None else None)
@@ -223,6 +225,7 @@ class ChannelStore(
             yield self._conn
         except BaseException as exc:
             self._depth = 0
+            self._channel_cache.clear()
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
@@ -232,6 +235,7 @@ class ChannelStore(
         try:
             self._conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            self._channel_cache.clear()
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
             raise self._storage_error(exc, "commit") from exc
@@ -259,6 +263,12 @@ class ChannelStore(
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._storage_error(exc, "read") from exc
+
+    def _data_version(self) -> int:
+        try:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.Error as exc:
             raise self._storage_error(exc, "read") from exc
 

@@ -39,6 +39,14 @@ class StoreAccess:
     """What a table mixin uses of the store; :class:`~.store.ChannelStore` implements it."""
 
     path: Path
+    #: channel records read since the database last changed under us (see ``get_channel``)
+    _channel_cache: dict[str, ChannelRecord]
+    _channel_cache_version: int
+    _depth: int
+
+    def _data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: it changes when another connection commits."""
+        raise NotImplementedError
 
     def transaction(self, *, durable: bool = True) -> AbstractContextManager[sqlite3.Connection]:
         """One atomic write (see ``ChannelStore.transaction``)."""
@@ -55,6 +63,7 @@ class ChannelRows(StoreAccess):
     def put_channel(self, record: ChannelRecord) -> None:
         now = utc_timestamp()
         d = record.definition
+        self._channel_cache.pop(record.channel_id, None)
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO channels VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
@@ -108,11 +117,31 @@ class ChannelRows(StoreAccess):
         )
 
     def get_channel(self, channel_id: str) -> ChannelRecord | None:
+        """The stored record of ``channel_id`` (``None`` if unknown).
+
+        Every transfer reads its channel's record, and rebuilding one from its row costs
+        ~45 µs, so committed records are cached (they are frozen). The cache is dropped when
+        another connection committed to the file (``PRAGMA data_version``, a crash-recovery
+        run or a second provider on the same store), an entry when this store writes that
+        channel, and nothing is cached from inside an open transaction (it may roll back).
+        """
+        key = channel_id.lower()
+        version = self._data_version()
+        if version != self._channel_cache_version:
+            self._channel_cache.clear()
+            self._channel_cache_version = version
+        cached = self._channel_cache.get(key)
+        if cached is not None:
+            return cached
         rows = self._query(
-            f"SELECT {self._CHANNEL_COLUMNS} FROM channels WHERE channel_id = ?",
-            (channel_id.lower(),),
+            f"SELECT {self._CHANNEL_COLUMNS} FROM channels WHERE channel_id = ?", (key,)
         )
-        return self._record(rows[0]) if rows else None
+        if not rows:
+            return None
+        record = self._record(rows[0])
+        if not self._depth:
+            self._channel_cache[key] = record
+        return record
 
     def channel_times(self, channel_id: str) -> tuple[str, str] | None:
         rows = self._query(

@@ -9,7 +9,7 @@ Transfers received from others arrive as the relay's ``tr`` notifications
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..addresses import validate_address
 from ..erc7824.amounts import to_decimal_string
@@ -26,6 +26,10 @@ from ..errors import (
 from . import lifecycle as L
 from ._base import _channel_key, _ProviderBase
 from .models import Transfer
+
+if TYPE_CHECKING:
+    from ._base import _Asset
+    from .relay_client import RelayClient
 
 __all__ = ["_TransfersMixin"]
 
@@ -59,16 +63,31 @@ class _TransfersMixin(_ProviderBase):
                     f"{asset.symbol}: nothing was sent"
                 )
         relay = self._require_relay()
+        self._transfers_in_flight += 1
+        try:
+            return await self._send_transfer(relay, cid, units, to, asset)
+        finally:
+            self._transfers_in_flight -= 1
+
+    async def _send_transfer(
+        self, relay: RelayClient, cid: str, units: int, to: str, asset: _Asset
+    ) -> Transfer:
         text = to_decimal_string(units, asset.decimals)
         req = relay.transfer_request(to, [(asset.symbol, text)])
-        row = self._store.add_transfer(
-            channel_id=cid,
-            direction="out",
-            from_account=self.wallet.address,
-            to_account=to,
-            asset=asset.symbol,
-            amount=units,
-            request_id=req.request_id,
+        store = self._store
+        # the pending row commits before the request leaves (with the other writes of this
+        # loop turn: see write_group)
+        row = await self._writes.write(
+            lambda: store.add_transfer(
+                channel_id=cid,
+                direction="out",
+                from_account=self.wallet.address,
+                to_account=to,
+                asset=asset.symbol,
+                amount=units,
+                request_id=req.request_id,
+            ),
+            alone=self._transfers_in_flight == 1,  # sequential use: no one to share a COMMIT
         )
         assert row is not None
         try:
@@ -95,9 +114,10 @@ class _TransfersMixin(_ProviderBase):
                 f"the relay accepted the transfer but its answer names no transaction: {result!r}"
             ) from None
         created = str(tx.get("created_at", ""))
-        with self._store.transaction(durable=False):
-            self._store.finish_transfer(row, status="done", relay_tx_id=relay_id)
-            self._store.add_history(
+
+        def finish() -> None:
+            store.finish_transfer(row, status="done", relay_tx_id=relay_id)
+            store.add_history(
                 cid,
                 "transfer sent",
                 amount=units,
@@ -105,6 +125,9 @@ class _TransfersMixin(_ProviderBase):
                 counterparty=to,
                 detail=f"relay tx {relay_id}",
             )
+
+        # committed before we return
+        await self._writes.write(finish, alone=self._transfers_in_flight == 1)
         if self._balances is not None:
             self._balances[asset.symbol] = self._balances.get(asset.symbol, 0) - units
         self._proof_later(

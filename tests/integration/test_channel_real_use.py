@@ -165,3 +165,35 @@ async def test_a_failing_watcher_is_logged_emitted_shown_and_retried(
             assert panel.notice == ""
     finally:
         await proxy.down()
+
+
+async def test_transfers_in_flight_together_share_commits_and_each_is_stored_done(
+    sandbox: LocalSandbox,
+) -> None:
+    """64 ``transfer()`` calls at once (asyncio.gather): each returns its own relay
+    transaction, each is stored ``done`` with its history line before it returns, and the
+    store writes of one loop turn share a COMMIT (far fewer COMMITs than writes)."""
+    alice = await fresh_wallet(sandbox)
+    bob = await fresh_wallet(sandbox, tokens=0)
+    async with provider(sandbox, alice) as pa:
+        channel = await pa.create_channel(sandbox.broker_address, sandbox.token, 5 * U)
+        before = (await pa.balances())[ASSET]
+        commits, writes = pa._writes.commits, pa._writes.writes
+
+        async def one(i: int) -> int:
+            sent = await pa.transfer(channel.id, 1 + i, bob.address)
+            row = [t for t in pa.store.transfers(channel.id) if t["relay_tx_id"] == sent.id]
+            assert [r["status"] for r in row] == ["done"]  # stored before it returned
+            return sent.id
+
+        ids = await asyncio.gather(*(one(i) for i in range(64)))
+        assert len(set(ids)) == 64
+        assert pa._writes.writes - writes == 128  # a pending and a done write per transfer
+        assert pa._writes.commits - commits < 64  # shared: not one COMMIT per write
+        history = pa.history(channel.id)
+        assert (history["event"] == "transfer sent").sum() == 64
+        assert (await pa.balances())[ASSET] == before - sum(1 + i for i in range(64))
+        # and one at a time: each transfer writes alone, committed at once
+        commits = pa._writes.commits
+        await pa.transfer(channel.id, 1, bob.address)
+        assert pa._writes.commits - commits == 2

@@ -227,3 +227,76 @@ async def test_a_get_config_not_signed_by_the_broker_it_names_is_refused() -> No
             await client.connect()
         assert client.broker_address is None and not client.connected
         await client.close()
+
+
+async def test_requests_of_one_turn_leave_in_one_write(node: RelayNode) -> None:
+    """Concurrent requests are framed at once and written together at the end of the loop
+    turn (one syscall, one wake-up of the relay); the only request in flight is written at
+    once (so is the first of a burst: nothing else was in flight when it was sent)."""
+    async with RelayClient(node.url) as client:
+        ws = client._ws
+        assert ws is not None
+        writes: list[int] = []
+        real_write = ws.transport.write
+
+        def counting(data: bytes) -> None:
+            writes.append(len(data))
+            real_write(data)
+
+        ws.transport.write = counting
+        try:
+            results = await asyncio.gather(*(client.get_assets(CHAIN_ID) for _ in range(16)))
+            assert len(results) == 16 and all(r == results[0] for r in results)
+            assert len(writes) == 2  # the first frame at once, the fifteen others in one write
+            assert writes[1] == 15 * writes[0]
+            writes.clear()
+            assert await client.get_assets(CHAIN_ID) == results[0]
+            assert len(writes) == 1
+        finally:
+            ws.transport.write = real_write
+
+
+async def test_a_burst_of_requests_is_verified_on_two_threads_with_the_same_answers(
+    node: RelayNode,
+) -> None:
+    """Requests that reach the relay in one read have their signers recovered on the signer
+    thread and the loop thread together; each still gets exactly its own answer, and a
+    forged or malformed signature in the burst its own precise error."""
+    from settlement_widgets.erc7824 import messages as M
+    from settlement_widgets.erc7824.rpc import Request
+
+    pool = node._signers
+    assert pool is not None
+    async with RelayClient(node.url) as client:
+        await login(client, PrivateKey.generate(), [])
+        bursts = pool.bursts
+        forged = M.get_ledger_balances_message(PrivateKey.generate(), request_id=client._next_id())
+        unsigned = M.get_ledger_balances_message(None, request_id=client._next_id())
+        malformed = Request(
+            unsigned.request_id + 1000,
+            unsigned.method,
+            unsigned.params,
+            unsigned.timestamp,
+            sigs=("0x" + "00" * 65,),
+        )
+        answers = await asyncio.gather(
+            *(client.get_ledger_balances() for _ in range(16)),
+            client.request(forged),
+            client.request(malformed),
+            return_exceptions=True,
+        )
+        assert answers[:16] == [[]] * 16
+        assert isinstance(answers[16], RelayError) and answers[16].message == "invalid signature"
+        assert isinstance(answers[17], RelayError)
+        assert answers[17].message == "failed to verify signer"
+        assert pool.bursts > bursts  # the burst was split between the two threads
+
+
+async def test_the_relay_can_verify_on_its_loop_thread_alone(tmp_path: Path) -> None:
+    config = relay_config(tmp_path / "r.sqlite", faucet_account=BROKER.address)
+    async with RelayNode(replace(config, signer_threads=False)) as relay:
+        assert relay._signers is None
+        async with RelayClient(relay.url) as client:
+            await login(client, PrivateKey.generate(), [])
+            answers = await asyncio.gather(*(client.get_ledger_balances() for _ in range(16)))
+            assert answers == [[]] * 16

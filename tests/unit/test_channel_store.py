@@ -7,6 +7,7 @@ import os
 import sqlite3
 import stat
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,32 @@ def test_transfers_and_history(tmp_path: Path) -> None:
         store.add_history("0xAB", "transfer sent", amount=2**100, version=3)
         (entry,) = store.history("0xab")
         assert (entry["event"], entry["amount"], entry["version"]) == ("transfer sent", 2**100, 3)
+
+
+def test_channel_records_are_cached_until_the_file_changes(tmp_path: Path) -> None:
+    """A cached record is returned while nothing changed, is replaced when this store writes
+    the channel, and is dropped when another connection commits to the file."""
+    path = tmp_path / "s.sqlite"
+    record, _ = make_record()
+    with ChannelStore(path, wallet=WALLET) as store, ChannelStore(path) as other:
+        store.put_channel(record)
+        first = store.get_channel(record.channel_id)
+        assert first == record
+        assert store.get_channel(record.channel_id.upper().replace("0X", "0x")) is first
+        active = replace(record, status=L.ACTIVE)
+        store.put_channel(active)  # our own write
+        assert store.get_channel(record.channel_id) == active
+        closing = replace(record, status=L.CLOSING)
+        other.put_channel(closing)  # another connection (a recovery run, a second provider)
+        assert store.get_channel(record.channel_id) == closing
+
+
+def test_a_rolled_back_write_leaves_no_cached_record(tmp_path: Path) -> None:
+    record, _ = make_record()
+    with ChannelStore(tmp_path / "s.sqlite", wallet=WALLET) as store:
+        store.put_channel(record)
+        with pytest.raises(RuntimeError), store.transaction():
+            store.put_channel(replace(record, status=L.ACTIVE))
+            assert store.get_channel(record.channel_id).status == L.ACTIVE  # type: ignore[union-attr]
+            raise RuntimeError("the operation failed after the write")
+        assert store.get_channel(record.channel_id) == record

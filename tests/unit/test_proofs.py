@@ -11,7 +11,12 @@ import pytest
 
 from settlement_widgets.errors import SettlementValueError, UnknownOptionError
 from settlement_widgets.networks import SEPOLIA
-from settlement_widgets.proofs import default_proofs_path, list_proofs, record_proof
+from settlement_widgets.proofs import (
+    default_proofs_path,
+    list_proofs,
+    record_proof,
+    record_proofs,
+)
 
 TX = "0x" + "AB" * 32
 
@@ -128,3 +133,27 @@ def test_log_is_in_wal_mode(tmp_path: Path) -> None:
     record_proof("channel", "local", 1, "auth", "off-chain", path=db)
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_burst_of_proofs_is_written_together_and_a_bad_one_is_left_out(tmp_path: Path) -> None:
+    """``record_proofs`` (a provider's burst of transfers): every valid proof is written, in
+    order; an invalid one comes back as its error and is not written."""
+    path = tmp_path / "proofs.sqlite"
+    record_proof("channel", "local", 31337, "create_channel", "off-chain", path=path)
+    burst = [
+        ("transfer", "off-chain", {"relayTxId": 1}),
+        ("transfer", "nonsense", {"relayTxId": 2}),
+        ("transfer", "off-chain", {"relayTxId": 3}),
+    ]
+    results = record_proofs("channel", "local", 31337, burst, path=path)
+    assert isinstance(results[1], UnknownOptionError)
+    assert [r["data"] for r in results if isinstance(r, dict)] == [
+        {"relayTxId": 1},
+        {"relayTxId": 3},
+    ]
+    served = list_proofs("channel", "local", path=path)["proofs"]
+    assert [p["step"] for p in served] == ["create_channel", "transfer", "transfer"]
+    assert [p["data"].get("relayTxId") for p in served[1:]] == [1, 3]
+    only_bad = record_proofs("channel", "local", 31337, [burst[1]], path=path)
+    assert isinstance(only_bad[0], UnknownOptionError)
+    assert len(list_proofs("channel", "local", path=path)["proofs"]) == 3
