@@ -1,12 +1,16 @@
 """``python -m benchmarks``: run the benchmarks, print the table, write the JSON.
 
-    python -m benchmarks [--quick] [--pipeline N] [--json PATH] [--only NAME[,NAME]]
-                         [--durability normal,full] [--samples N] [--loop auto|asyncio|uvloop]
-                         [--pin]
+    python -m benchmarks [--quick] [--pipeline N] [--window N] [--json PATH]
+                         [--only NAME[,NAME]] [--durability full,normal] [--samples N]
+                         [--loop auto|asyncio|uvloop] [--pin]
 
-Sections (``--only``): ``floor``, ``transfer``, ``signing``, ``http``, ``sandbox``,
-``import``, ``notebooks``. ``--quick`` shortens everything and skips the notebooks (a smoke
-test, not a measurement). Servers run in their own processes; this process is the client.
+Sections (``--only``): ``floor``, ``provider``, ``transfer``, ``signing``, ``http``,
+``sandbox``, ``import``, ``notebooks``. The headline is ``provider``: what a user runs,
+``ChannelProvider.transfer()`` against the sandbox's relay in its own process, in the first
+durability mode (``full`` unless told otherwise). ``transfer`` (the benchmark-only lean
+client and the library's RelayClient against a bare relay) and ``floor`` are the reference
+rows. ``--quick`` shortens everything and skips the notebooks (a smoke test, not a
+measurement). Servers run in their own processes; this process is the client.
 """
 
 from __future__ import annotations
@@ -30,7 +34,16 @@ from .report import render_table, summarize
 
 __all__ = ["SECTIONS", "main", "parse_args", "run"]
 
-SECTIONS = ("floor", "transfer", "signing", "http", "sandbox", "import", "notebooks")
+SECTIONS = (
+    "floor",
+    "provider",
+    "transfer",
+    "signing",
+    "http",
+    "sandbox",
+    "import",
+    "notebooks",
+)
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
 
@@ -51,10 +64,15 @@ class Sizes:
     import_runs: int
     lib_seq: int
     lib_pipe: int
+    provider_seq: int
+    provider_conc: int
+    fsync_s: float
 
 
-FULL = Sizes(2000, 12000, 3, 1.5, 3000, 20000, 5000, 1000, 1000, 4000, 5, 1000, 4000)
-QUICK = Sizes(200, 1000, 1, 0.3, 300, 2000, 500, 50, 100, 400, 2, 100, 400)
+FULL = Sizes(
+    2000, 12000, 3, 1.5, 3000, 20000, 5000, 1000, 1000, 4000, 5, 1000, 4000, 2000, 6000, 1.0
+)
+QUICK = Sizes(200, 1000, 1, 0.3, 300, 2000, 500, 50, 100, 400, 2, 100, 400, 200, 400, 0.2)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -62,6 +80,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="short runs, no notebooks (smoke test)")
     p.add_argument(
         "--pipeline", type=int, default=256, metavar="N", help="transfers in flight (default 256)"
+    )
+    p.add_argument(
+        "--window",
+        type=int,
+        default=64,
+        metavar="N",
+        help="provider transfers in flight, asyncio.gather (default 64)",
     )
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="result file")
     p.add_argument(
@@ -73,8 +98,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--durability",
         default=None,
-        help="relay durability modes to run, first is the headline (default normal,full; "
-        "--quick: normal)",
+        help="relay durability modes to run, first is the headline (default full,normal; "
+        "--quick: full)",
     )
     p.add_argument("--samples", type=int, default=None, help="transfer samples per mode")
     p.add_argument(
@@ -90,12 +115,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown section(s) {', '.join(unknown)}: choose from {', '.join(SECTIONS)}")
     args.sections = only or [s for s in SECTIONS if not (args.quick and s == "notebooks")]
-    modes = args.durability or ("normal" if args.quick else "normal,full")
+    modes = args.durability or ("full" if args.quick else "full,normal")
     args.modes = [m.strip() for m in modes.split(",") if m.strip()]
     if any(m not in ("normal", "full") for m in args.modes) or not args.modes:
         p.error("--durability takes normal and/or full")
-    if args.pipeline < 1:
-        p.error("--pipeline must be at least 1")
+    if args.pipeline < 1 or args.window < 1:
+        p.error("--pipeline and --window must be at least 1")
     return args
 
 
@@ -126,6 +151,7 @@ def _meta(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
         "quick": args.quick,
         "loops": "uvloop" if use_uvloop else "asyncio",
         "pipeline_window": args.pipeline,
+        "provider_window": args.window,
         "durability_modes": args.modes,
         "pinned": args.pin,
         "load_start": _load(),
@@ -165,7 +191,7 @@ async def _section(name: str, errors: dict[str, str], fn: Callable[[], Awaitable
 async def run(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
     """Every selected section; returns the JSON document (summary + meta + details)."""
     from . import floor as floor_mod
-    from . import http_get, sdk, startup, transfer
+    from . import http_get, provider, sdk, startup, transfer
 
     sizes = QUICK if args.quick else FULL
     samples = args.samples or sizes.samples
@@ -194,9 +220,34 @@ async def run(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
                 use_uvloop=use_uvloop,
                 pin=server_core,
             )
-            return {"crypto": dataclasses.asdict(crypto), "echo": dataclasses.asdict(echo)}
+            fsync = floor_mod.fsync_floor(sizes.fsync_s)
+            return {
+                "crypto": dataclasses.asdict(crypto),
+                "echo": dataclasses.asdict(echo),
+                "fsync": dataclasses.asdict(fsync),
+            }
 
-        raw["floor"] = await _section("floor (coincurve, websockets echo)", errors, floor)
+        raw["floor"] = await _section("floor (coincurve, websockets echo, fsync)", errors, floor)
+
+    if "provider" in args.sections:
+        provider_runs: list[dict[str, Any]] = []
+        for mode in args.modes:
+
+            async def provider_run(mode: str = mode) -> provider.ProviderRun:
+                return await provider.provider_benchmark(
+                    mode,
+                    sequential=sizes.provider_seq,
+                    concurrent=sizes.provider_conc,
+                    window=args.window,
+                    samples=samples,
+                    pin=server_core,
+                )
+
+            label = f"ChannelProvider.transfer, sandbox process [{mode}]"
+            result = await _section(label, errors, provider_run)
+            if result is not None:
+                provider_runs.append(result.to_json())
+        raw["provider_runs"] = provider_runs
 
     if "transfer" in args.sections:
         runs: list[dict[str, Any]] = []
@@ -249,9 +300,16 @@ async def run(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
     if "sandbox" in args.sections:
 
         async def sandbox() -> dict[str, Any]:
-            return dataclasses.asdict(await startup.sandbox_startup())
+            times = await startup.sandbox_start_times(
+                runs=2 if args.quick else 5,
+                cold=True,
+                notebook=not args.quick,
+                lab=not args.quick,
+                no_snapshot=not args.quick,
+            )
+            return dataclasses.asdict(times)
 
-        raw["sandbox"] = await _section("sandbox start-up", errors, sandbox)
+        raw["sandbox"] = await _section("sandbox start-up (whole processes)", errors, sandbox)
 
     if "import" in args.sections:
 
@@ -276,17 +334,21 @@ async def run(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
     meta["load_end"] = _load()
     if raw.get("transfer_runs"):
         meta["durability_note"] = raw["transfer_runs"][0]["durability_note"]
+    elif raw.get("provider_runs"):
+        meta["durability_note"] = transfer.DURABILITY_NOTES[raw["provider_runs"][0]["durability"]]
     return {
         **summary,
         "meta": meta,
         "errors": errors,
         "details": {
+            "provider_runs": raw.get("provider_runs"),
             "transfer_runs": raw.get("transfer_runs"),
             "floor": None
             if not raw.get("floor")
             else {
                 "crypto": raw["floor"]["crypto"],
                 "echo": {k: v for k, v in raw["floor"]["echo"].items() if k != "sequential_rtt_ns"},
+                "fsync": raw["floor"].get("fsync"),
             },
             "signing": raw.get("signing"),
         },

@@ -8,6 +8,10 @@
   the same sans-I/O client loop as the transfer benchmark, with messages the size of a
   transfer request: sequential round trips and a pipelined window.
 
+- Disk: a loop of small ``pwrite`` + ``fsync`` on a file in the directory the relay's ledger
+  uses (:func:`fsync_floor`): the least a ``synchronous=FULL`` COMMIT waits for. A durable
+  relay answering one transfer at a time cannot beat one of these per transfer.
+
 ``floor per transfer`` = echo round trip + 2 x (sign + recover), in wall time (sequential)
 and in CPU (both processes, pipelined).
 """
@@ -27,7 +31,7 @@ from settlement_widgets._keccak import keccak256
 from .lean_client import SansIOClient
 from .procs import server_process
 
-__all__ = ["CryptoFloor", "EchoResult", "crypto_floor", "echo_floor"]
+__all__ = ["CryptoFloor", "EchoResult", "FsyncFloor", "crypto_floor", "echo_floor", "fsync_floor"]
 
 
 @dataclass
@@ -51,6 +55,46 @@ class CryptoFloor:
 def _median(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[len(ordered) // 2]
+
+
+@dataclass
+class FsyncFloor:
+    """``pwrite`` of 4 KiB + ``fsync``, wall time per pair (µs): median and p99."""
+
+    median_us: float
+    p99_us: float
+    count: int
+    directory: str
+
+
+def fsync_floor(seconds: float = 1.0, directory: str | None = None) -> FsyncFloor:
+    """Write and fsync 4 KiB pages of a scratch file in ``directory`` (the temporary
+    directory, where the benchmark's relay keeps its ledger) for about ``seconds``."""
+    import tempfile
+
+    folder = directory or tempfile.gettempdir()
+    fd, path = tempfile.mkstemp(prefix="sw-fsync-", dir=folder)
+    samples: list[float] = []
+    page = os.urandom(4096)
+    try:
+        end = time.perf_counter() + seconds
+        i = 0
+        while time.perf_counter() < end or len(samples) < 50:
+            t0 = time.perf_counter_ns()
+            os.pwrite(fd, page, (i % 16) * 4096)
+            os.fsync(fd)
+            samples.append((time.perf_counter_ns() - t0) / 1e3)
+            i += 1
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    ordered = sorted(samples)
+    return FsyncFloor(
+        median_us=ordered[len(ordered) // 2],
+        p99_us=ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+        count=len(ordered),
+        directory=folder,
+    )
 
 
 def crypto_floor(seconds: float = 1.0, repeats: int = 5) -> CryptoFloor:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from settlement_widgets.sandbox.relay.process import drain_pipe
+
 __all__ = ["ServerProcess", "cpu_seconds", "json_line", "pin_prefix", "server_process"]
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -87,15 +89,6 @@ def json_line(text: str) -> dict[str, Any] | None:
     return None
 
 
-async def _drain(stream: asyncio.StreamReader, keep: deque[bytes]) -> None:
-    """Keep reading a child's pipe so it never blocks on a full pipe; remember the tail."""
-    while True:
-        line = await stream.readline()
-        if not line:
-            return
-        keep.append(line)
-
-
 @contextlib.asynccontextmanager
 async def server_process(
     args: Sequence[str],
@@ -123,7 +116,7 @@ async def server_process(
     drains: list[asyncio.Task[None]] = []
     try:
         assert proc.stdout is not None and proc.stderr is not None
-        drains.append(asyncio.create_task(_drain(proc.stderr, tail)))
+        drains.append(asyncio.create_task(drain_pipe(proc.stderr, tail)))
         info: dict[str, Any] | None = None
         while info is None:
             line = await asyncio.wait_for(proc.stdout.readline(), ready_timeout)
@@ -132,7 +125,7 @@ async def server_process(
                 err = b"".join(tail).decode(errors="replace")
                 raise RuntimeError(f"{' '.join(argv)} exited before it was ready:\n{err[-2000:]}")
             info = ready(line.decode(errors="replace").strip())
-        drains.append(asyncio.create_task(_drain(proc.stdout, deque(maxlen=50))))
+        drains.append(asyncio.create_task(drain_pipe(proc.stdout, deque(maxlen=50))))
         yield ServerProcess(proc, info)
     finally:
         if proc.returncode is None:

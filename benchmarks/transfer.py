@@ -190,6 +190,7 @@ async def transfer_benchmark(
     client_loop: str = "asyncio",
     pin: int | None = None,
     library: tuple[int, int] | None = None,
+    signer_threads: bool = True,
 ) -> TransferRun:
     """Start a relay process with a fresh ledger and time ``samples`` rounds of a
     sequential and a pipelined phase (after a warm-up), alternating so that a burst of
@@ -211,6 +212,8 @@ async def transfer_benchmark(
         ]  # fmt: skip
         if relay_uvloop:
             args.append("--uvloop")
+        if not signer_threads:
+            args.append("--no-signer-threads")
         async with server_process(args, pin=pin) as relay:
             run.relay_loop = "uvloop" if relay_uvloop else "asyncio"
             client = await LeanRelayClient.connect(
