@@ -305,6 +305,22 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
             target = (">= " if kind == "min" else "<= ") + f"{goal:,g}"
         rows.append((label, value, ref, ratio, target, _status(s, key) if key else ""))
 
+    def other_modes(headline: str, label: str, prefix: str, second: str, key: str) -> None:
+        """One row per durability mode run besides the headline one: seq | second."""
+        for extra in ("full", "normal"):
+            if extra == headline or s.get(f"{prefix}_sequential_tps_{extra}") is None:
+                continue
+            row(
+                f"{label} [{extra}] seq | {second}",
+                _fmt(s.get(f"{prefix}_sequential_tps_{extra}"), "/s")
+                + " | "
+                + _fmt(s.get(f"{prefix}_{key}_tps_{extra}"), "/s"),
+                "p50 "
+                + _fmt(s.get(f"{prefix}_sequential_p50_ms_{extra}"), "ms", 3)
+                + " p99 "
+                + _fmt(s.get(f"{prefix}_sequential_p99_ms_{extra}"), "ms", 3),
+            )
+
     pmode = s.get("durability") or "-"
     row(
         f"ChannelProvider.transfer, sequential [{pmode}]",
@@ -344,18 +360,7 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         + " | "
         + _fmt(s.get("provider_transfer_concurrent_server_cpu_us"), "us"),
     )
-    for extra in ("full", "normal"):
-        if extra != pmode and s.get(f"provider_transfer_sequential_tps_{extra}") is not None:
-            row(
-                f"ChannelProvider.transfer [{extra}] seq | in flight",
-                _fmt(s.get(f"provider_transfer_sequential_tps_{extra}"), "/s")
-                + " | "
-                + _fmt(s.get(f"provider_transfer_concurrent_tps_{extra}"), "/s"),
-                "p50 "
-                + _fmt(s.get(f"provider_transfer_sequential_p50_ms_{extra}"), "ms", 3)
-                + " p99 "
-                + _fmt(s.get(f"provider_transfer_sequential_p99_ms_{extra}"), "ms", 3),
-            )
+    other_modes(pmode, "ChannelProvider.transfer", "provider_transfer", "in flight", "concurrent")
     row(
         "floor: fsync (4 KiB pwrite+fsync)",
         _fmt(s.get("fsync_floor_us"), "us"),
@@ -439,18 +444,7 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
             + " | "
             + _fmt(s.get("transfer_library_pipelined_relay_cpu_us"), "us"),
         )
-    for extra in ("full", "normal"):
-        if extra != mode and s.get(f"transfer_sequential_tps_{extra}") is not None:
-            row(
-                f"transfer [{extra}] seq | pipelined",
-                _fmt(s.get(f"transfer_sequential_tps_{extra}"), "/s")
-                + " | "
-                + _fmt(s.get(f"transfer_pipelined_tps_{extra}"), "/s"),
-                "p50 "
-                + _fmt(s.get(f"transfer_sequential_p50_ms_{extra}"), "ms", 3)
-                + " p99 "
-                + _fmt(s.get(f"transfer_sequential_p99_ms_{extra}"), "ms", 3),
-            )
+    other_modes(mode, "reference: lean client", "transfer", "pipelined", "pipelined")
     row(
         "floor: sign | recover (coincurve)",
         _fmt(s.get("floor_sign_us"), "us", 1) + " | " + _fmt(s.get("floor_recover_us"), "us", 1),

@@ -61,10 +61,20 @@ class _Faults:
     async def up(self) -> None:
         await self.proxy.up()
 
-    async def restart(self) -> None:
-        """Cut the node off, restart it from its dumped state, reconnect the proxy."""
+    async def restart(self, settle: str | None = None) -> None:
+        """Cut the node off, restart it from its dumped state, reconnect the proxy.
+
+        ``settle``: a transaction hash anvil accepted just before; the node is stopped only
+        once that transaction's block is sealed. anvil answers ``eth_sendRawTransaction``
+        before its miner task has stored the block, and a SIGTERM in between dumped the
+        block's post-state without the block (the channel closed on chain, no ``Closed``
+        log, no receipt): a chain no real node presents, which made this scenario fail
+        about one run in ten with a provider that could never find the event.
+        """
         self._snapshot()
         await self.proxy.down()
+        if settle is not None:
+            await asyncio.to_thread(self.anvil.wait_for_receipt, settle)
         port = await asyncio.to_thread(self.anvil.restart)
         self.proxy.retarget(port)
         self.restarts += 1
@@ -88,12 +98,15 @@ async def _hook_wallet(sb: Any, rpc_url: str) -> Any:
         before: dict[str, Callable[[], Awaitable[None]]]
         step: str | None = None
 
+        last_sent: str | None = None
+
         async def send(self, call: Any = None, **kwargs: Any) -> str:
             step = self.step
             first = self.before.pop(step, None) if step else None
             if first is not None:
                 await first()
             tx_hash = await super().send(call, **kwargs)
+            self.last_sent = tx_hash
             hook = self.hooks.pop(step, None) if step else None
             if hook is not None:
                 await hook()
@@ -234,7 +247,7 @@ async def _scenario_restart_mid_close(
     provider = _provider(sb, wallet, store)
     await provider.connect()
     channel = await provider.create_channel(sb.broker_address, sb.token, 3 * U)
-    wallet.hooks["submit_close"] = faults.restart
+    wallet.hooks["submit_close"] = lambda: faults.restart(settle=wallet.last_sent)
     outcome = await _attempt(provider.close_channel(channel.id))
     _check_outcome(outcome, problems)
     if outcome[0] != "ok":

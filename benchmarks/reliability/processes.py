@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -345,6 +346,25 @@ class AnvilProcess:
         self.stop()
         self.restarts += 1
         return self.start()
+
+    def wait_for_receipt(self, tx_hash: str, timeout: float = 30.0) -> None:
+        """Block until anvil (directly, not through a proxy) has the receipt of ``tx_hash``:
+        its miner has stored the block."""
+        import urllib.request
+
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "eth_getTransactionReceipt", "params": [tx_hash]}
+        ).encode()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            request = urllib.request.Request(
+                self.url, data=body, headers={"Content-Type": "application/json"}
+            )
+            with urllib.request.urlopen(request, timeout=5) as response:  # loopback anvil
+                if json.loads(response.read()).get("result") is not None:
+                    return
+            time.sleep(0.01)  # polling anvil's own state, not synchronising with our code
+        raise TimeoutError(f"anvil never sealed {tx_hash}")
 
 
 class TcpProxy:
