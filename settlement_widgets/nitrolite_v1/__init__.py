@@ -1,0 +1,1 @@
+"""Nitrolite v1 (Nitronode) protocol core: pure, I/O-free."""

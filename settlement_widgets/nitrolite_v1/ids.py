@@ -1,0 +1,358 @@
+"""Nitrolite v1 identifiers: home/escrow channel ids, channel metadata, state ids, tx ids.
+
+Every id the v1 node and the ChannelHub contract compare is a keccak256 over an exact
+``abi.encode`` layout (nitrolite-v1.md §6.1, §6.2, §7.4, §7.5). A one-byte difference gives
+a different id and the node rejects the state, so the layouts are hand-written here word by
+word, like :mod:`settlement_widgets.erc7824.abi` does for v0.5, and checked byte for byte
+against the SDK's vectors (tests/unit/test_nitrolite_v1_ids.py):
+
+- ``channel_metadata = keccak256(utf8(asset))[:8] ‖ 24 zero bytes`` (asset case-sensitive)
+- ``home_channel_id = 0x01 ‖ keccak256(abi.encode((uint32 challengeDuration, address user,
+  address node, uint64 nonce, uint256 approvedSignatureValidators, bytes32 metadata))))[1:]``
+- ``escrow_channel_id = keccak256(abi.encode(bytes32 homeChannelId, uint64 version))``
+- ``state_id = keccak256(abi.encode(address wallet, string asset, uint256 epoch,
+  uint256 version))``
+- ``transaction_id = keccak256(abi.encode(string account, bytes32 stateId))``; the account
+  is hashed as *text*, so ``0xAbC…`` and ``0xabc…`` give different ids.
+
+Hex strings out are ``0x`` + lowercase hex, as the SDK prints them. Bad input raises
+:class:`~settlement_widgets.errors.InvalidAddressError` (addresses) or
+:class:`~settlement_widgets.errors.InvalidStateError` (numbers, hex, ids), never a bare error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._keccak import keccak256
+from ..addresses import validate_address
+from ..errors import InvalidStateError
+
+__all__ = [
+    "CHANNEL_HUB_VERSION",
+    "DEFAULT_CHALLENGE_DURATION",
+    "KNOWN_HOME_CHANNEL_IDS",
+    "VECTORS",
+    "as_bytes32",
+    "as_uint",
+    "channel_metadata",
+    "encode_channel_definition",
+    "escrow_channel_id",
+    "home_channel_id",
+    "parse_sig_validators_hex",
+    "receiver_transaction_id",
+    "sender_transaction_id",
+    "state_id",
+    "transaction_id",
+]
+
+CHANNEL_HUB_VERSION = 0x01
+"""``ChannelHub.VERSION``: written over byte 0 of every home channel id (since SDK v1.1.0)."""
+
+DEFAULT_CHALLENGE_DURATION = 86400
+"""The SDK's default challenge period in seconds (nitrolite-v1.md §7.4)."""
+
+KNOWN_HOME_CHANNEL_IDS: dict[tuple[str, str, str, int, int, int], str] = {
+    # (node, user, asset, nonce, challenge_duration, approved_sig_validators) -> id, from Go
+    # pkg/core utils_test.go and contracts/test/Utils.t.sol at v1.4.1: an answer fixed outside
+    # the TS SDK, so agreeing with it shows our encoding matches the contract's, not only the SDK.
+    (
+        "0x435d4B6b68e1083Cc0835D1F971C4739204C1d2a",
+        "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
+        "ether",
+        42,
+        86400,
+        0,
+    ): "0x011d32827760cd3fa7dfb3934eb4ddb4a05f47e327581d4fd1585f4dc9a8c490",
+}
+"""Home channel ids known from the Go and Solidity test suites (inputs use EIP-55 addresses)."""
+
+_KNOWN_ESCROW_CHANNEL_IDS: dict[tuple[str, int], str] = {
+    # Go pkg/core utils_test.go (Solidity Utils.getEscrowId) at v1.4.1
+    (
+        "0xeac2bed767671a8ab77527e1e2fff00bb2e62de5467d9ba3a4105dad5c6e3d66",
+        42,
+    ): "0xe4d925dcf63add647f25c757d6ff0e74ba31401da91d8c7bafa4846c97a92ac2",
+}
+
+_PAD12 = bytes(12)
+_DECIMAL = re.compile(r"^[0-9]+$")
+_HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
+_BYTES32 = re.compile(r"^0[xX][0-9a-fA-F]{64}$")
+
+
+def _word(value: int) -> bytes:
+    return value.to_bytes(32, "big")
+
+
+def _string_tail(text: str) -> bytes:
+    """Length word + UTF-8 bytes zero-padded to a whole word: a dynamic ``string``'s tail."""
+    data = text.encode("utf-8")
+    return _word(len(data)) + data + bytes(-len(data) % 32)
+
+
+def _hex(raw: bytes) -> str:
+    return "0x" + raw.hex()
+
+
+def as_uint(value: object, bits: int, field: str) -> int:
+    """An unsigned integer of ``bits`` bits from an int or a decimal string.
+
+    The SDK takes bigints and the vectors carry them as decimal strings; both are accepted so
+    wire values can be passed through unchanged. ``bool`` is refused (``True`` is not a nonce).
+    """
+    if isinstance(value, bool):
+        raise InvalidStateError(f"{field} must be an integer, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and _DECIMAL.match(value):
+        number = int(value)
+    else:
+        raise InvalidStateError(
+            f"{field} must be a non-negative integer or decimal string, got {value!r}"
+        )
+    if not 0 <= number < 1 << bits:
+        raise InvalidStateError(f"{field} {number} does not fit in uint{bits}")
+    return number
+
+
+def as_bytes32(value: object, field: str) -> bytes:
+    """Exactly 32 bytes from ``0x`` + 64 hex digits (or raw bytes): channel and state ids.
+
+    Strict on purpose: an id that is not 32 bytes is a caller's bug, and silently padding it
+    would hash to an id nobody else computes.
+    """
+    if isinstance(value, bytes | bytearray):
+        if len(value) != 32:
+            raise InvalidStateError(f"{field} must be 32 bytes, got {len(value)}")
+        return bytes(value)
+    if not isinstance(value, str) or not _BYTES32.match(value):
+        raise InvalidStateError(f"{field} must be 0x followed by 64 hex digits, got {value!r}")
+    return bytes.fromhex(value[2:])
+
+
+def parse_sig_validators_hex(value: object) -> int:
+    """``approved_sig_validators`` (a hex bitmap string such as ``"0x03"``, or an int) as the
+    uint256 the channel definition hashes. ``"0x0"`` and ``"0x00"`` are both zero."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and _HEX.match(value):
+        number = int(value[2:], 16)
+    else:
+        raise InvalidStateError(
+            f"approved_sig_validators must be a 0x-hex bitmap such as '0x03', got {value!r}"
+        )
+    if not 0 <= number < 1 << 256:
+        raise InvalidStateError(f"approved_sig_validators {value!r} does not fit in uint256")
+    return number
+
+
+def channel_metadata(asset: str) -> bytes:
+    """First 8 bytes of ``keccak256(utf8(asset))`` then 24 zero bytes (§7.4).
+
+    Binds a home channel to one asset symbol; the symbol is hashed as given, so ``"USDC"`` and
+    ``"usdc"`` are different channels.
+    """
+    if not isinstance(asset, str):
+        raise InvalidStateError(f"asset must be a string, got {type(asset).__name__}")
+    return keccak256(asset.encode("utf-8"))[:8] + bytes(24)
+
+
+def encode_channel_definition(
+    *,
+    challenge_duration: int | str,
+    user: str,
+    node: str,
+    nonce: int | str,
+    approved_sig_validators: int | str,
+    metadata: bytes,
+) -> bytes:
+    """``abi.encode(ChannelDefinition)``: six static words, the tuple encoded in place.
+
+    The struct has no dynamic member, so its encoding is just its fields' words in order
+    (no offset word), which is what ``Utils.getChannelId`` hashes.
+    """
+    if not isinstance(metadata, bytes | bytearray) or len(metadata) != 32:
+        raise InvalidStateError("channel metadata must be 32 bytes")
+    return b"".join(
+        [
+            _word(as_uint(challenge_duration, 32, "challenge_duration")),
+            _PAD12 + bytes.fromhex(validate_address(user, field="user")[2:]),
+            _PAD12 + bytes.fromhex(validate_address(node, field="node")[2:]),
+            _word(as_uint(nonce, 64, "nonce")),
+            _word(parse_sig_validators_hex(approved_sig_validators)),
+            bytes(metadata),
+        ]
+    )
+
+
+def home_channel_id(
+    *,
+    node: str,
+    user: str,
+    asset: str,
+    nonce: int | str,
+    challenge_duration: int | str = DEFAULT_CHALLENGE_DURATION,
+    approved_sig_validators: int | str = 0,
+) -> str:
+    """The home channel id: keccak256 of the definition with byte 0 set to the hub VERSION.
+
+    The version byte lets a later ChannelHub tell its channels from an older hub's.
+    """
+    encoded = encode_channel_definition(
+        challenge_duration=challenge_duration,
+        user=user,
+        node=node,
+        nonce=nonce,
+        approved_sig_validators=approved_sig_validators,
+        metadata=channel_metadata(asset),
+    )
+    digest = keccak256(encoded)
+    return _hex(bytes([CHANNEL_HUB_VERSION]) + digest[1:])
+
+
+def escrow_channel_id(home_channel_id: str | bytes, version: int | str) -> str:
+    """``keccak256(abi.encode(bytes32 homeChannelId, uint64 version))`` (§7.5).
+
+    ``version`` is the version of the state that opens the escrow (mutual_lock/escrow_lock),
+    so each escrow operation of a channel gets its own id.
+    """
+    raw = as_bytes32(home_channel_id, "home_channel_id")
+    return _hex(keccak256(raw + _word(as_uint(version, 64, "state version"))))
+
+
+def state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str) -> str:
+    """``keccak256(abi.encode(address wallet, string asset, uint256 epoch, uint256 version))``.
+
+    The wallet is encoded as 20 bytes, so its letter case does not matter; the asset symbol is
+    hashed as text, so it does.
+    """
+    wallet = validate_address(user_wallet, field="user_wallet")
+    if not isinstance(asset, str):
+        raise InvalidStateError(f"asset must be a string, got {type(asset).__name__}")
+    encoded = b"".join(
+        [
+            _PAD12 + bytes.fromhex(wallet[2:]),
+            _word(0x80),  # the string's tail starts after the four head words
+            _word(as_uint(epoch, 256, "epoch")),
+            _word(as_uint(version, 256, "version")),
+            _string_tail(asset),
+        ]
+    )
+    return _hex(keccak256(encoded))
+
+
+def transaction_id(account: str, new_state_id: str | bytes) -> str:
+    """``keccak256(abi.encode(string account, bytes32 stateId))`` (§6.2).
+
+    ``account`` is hashed as the exact text the node received (checksummed and lowercase
+    addresses differ), so pass it through unchanged, never normalised.
+    """
+    if not isinstance(account, str):
+        raise InvalidStateError(f"account must be a string, got {type(account).__name__}")
+    raw = as_bytes32(new_state_id, "state_id")
+    return _hex(keccak256(_word(0x40) + raw + _string_tail(account)))
+
+
+def sender_transaction_id(account: str, new_state_id: str | bytes) -> str:
+    """The SDK's ``getSenderTransactionId``: :func:`transaction_id`."""
+    return transaction_id(account, new_state_id)
+
+
+def receiver_transaction_id(account: str, new_state_id: str | bytes) -> str:
+    """The SDK's ``getReceiverTransactionId``: the same formula as the sender's."""
+    return transaction_id(account, new_state_id)
+
+
+# --- vector groups ---------------------------------------------------------------------
+
+
+def _vector_channel_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = channel_metadata(inputs["asset"])
+    encoded = encode_channel_definition(
+        challenge_duration=inputs["challenge_duration"],
+        user=inputs["user"],
+        node=inputs["node"],
+        nonce=inputs["nonce"],
+        approved_sig_validators=inputs["approved_sig_validators"],
+        metadata=metadata,
+    )
+    digest = keccak256(encoded)
+    channel = home_channel_id(
+        node=inputs["node"],
+        user=inputs["user"],
+        asset=inputs["asset"],
+        nonce=inputs["nonce"],
+        challenge_duration=inputs["challenge_duration"],
+        approved_sig_validators=inputs["approved_sig_validators"],
+    )
+    out: dict[str, Any] = {
+        "channel_metadata": _hex(metadata),
+        "abi_encoded_definition": _hex(encoded),
+        "keccak256": _hex(digest),
+        "home_channel_id": channel,
+    }
+    key = (
+        validate_address(inputs["node"], field="node"),
+        validate_address(inputs["user"], field="user"),
+        inputs["asset"],
+        as_uint(inputs["nonce"], 64, "nonce"),
+        as_uint(inputs["challenge_duration"], 32, "challenge_duration"),
+        parse_sig_validators_hex(inputs["approved_sig_validators"]),
+    )
+    known = KNOWN_HOME_CHANNEL_IDS.get(key)
+    if known is not None:
+        out["expected_kat"] = known
+        out["kat_match"] = known == channel
+    return out
+
+
+def _vector_escrow_channel_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+    escrow = escrow_channel_id(inputs["home_channel_id"], inputs["state_version"])
+    out: dict[str, Any] = {"escrow_channel_id": escrow}
+    key = (
+        _hex(as_bytes32(inputs["home_channel_id"], "home_channel_id")),
+        as_uint(inputs["state_version"], 64, "state version"),
+    )
+    known = _KNOWN_ESCROW_CHANNEL_IDS.get(key)
+    if known is not None:
+        out["expected_kat"] = known
+        out["kat_match"] = known == escrow
+    return out
+
+
+def _vector_channel_metadata(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+    asset = inputs["asset"]
+    if not isinstance(asset, str):
+        raise InvalidStateError(f"asset must be a string, got {type(asset).__name__}")
+    return {
+        "keccak256_asset": _hex(keccak256(asset.encode("utf-8"))),
+        "metadata": _hex(channel_metadata(asset)),
+    }
+
+
+def _vector_state_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "state_id": state_id(
+            inputs["user_wallet"], inputs["asset"], inputs["epoch"], inputs["version"]
+        )
+    }
+
+
+def _vector_transaction_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "sender_tx_id": sender_transaction_id(inputs["account"], inputs["state_id"]),
+        "receiver_tx_id": receiver_transaction_id(inputs["account"], inputs["state_id"]),
+    }
+
+
+VECTORS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]] = {
+    "channel_id": _vector_channel_id,
+    "escrow_channel_id": _vector_escrow_channel_id,
+    "channel_metadata": _vector_channel_metadata,
+    "state_id": _vector_state_id,
+    "transaction_id": _vector_transaction_id,
+}
+"""Vector group -> ``(inputs, meta) -> outputs``, gathered by :mod:`.vectors`."""
