@@ -22,7 +22,8 @@ from .._keccak import keccak256
 from ..addresses import validate_address
 from ..errors import InvalidAmountError, InvalidSignatureError, SettlementValueError
 from ..keys import PrivateKey
-from .state import abi_encode, eip191_digest, sign_eip191
+from .abi import abi_encode
+from .state import eip191_digest, sign_eip191
 
 __all__ = [
     "QUORUM_SIG_SESSION_KEY",

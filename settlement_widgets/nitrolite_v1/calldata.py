@@ -20,21 +20,15 @@ from typing import Any, Final
 
 from .._keccak import keccak256
 from ..errors import InvalidSignatureError, SettlementValueError, UnknownOptionError
-from .state import (
-    TRANSITION_INTENT,
-    TokenDecimals,
-    abi_encode,
-    ledger_tuple,
-    transition_intent,
-    transition_metadata_hash,
-)
+from .abi import abi_encode
+from .state import LEDGER_TYPE, TokenDecimals, ledger_tuple, transition_metadata_hash
+from .transitions import SDK_TRANSITION_NAMES, transition_to_intent
 
 __all__ = [
     "CHANNEL_DEFINITION_TYPE",
     "CONTRACT_STATE_TYPE",
     "FUNCTION_SIGNATURES",
     "SDK_EVM_CLIENT_INTENT",
-    "TRANSITION_NAMES",
     "VECTORS",
     "challenge_channel_calldata",
     "channel_state_calldata",
@@ -45,8 +39,7 @@ __all__ = [
     "selector",
 ]
 
-_LEDGER: Final = "(uint64,address,uint8,uint256,int256,uint256,int256)"
-CONTRACT_STATE_TYPE: Final = f"(uint64,uint8,bytes32,{_LEDGER},{_LEDGER},bytes,bytes)"
+CONTRACT_STATE_TYPE: Final = f"(uint64,uint8,bytes32,{LEDGER_TYPE},{LEDGER_TYPE},bytes,bytes)"
 """ChannelHub ``State``: version, intent, metadata, homeLedger, nonHomeLedger, userSig, nodeSig."""
 CHANNEL_DEFINITION_TYPE: Final = "(uint32,address,address,uint64,uint256,bytes32)"
 """ChannelHub ``ChannelDefinition``: challengeDuration, user, node, nonce, validators, metadata."""
@@ -61,27 +54,14 @@ FUNCTION_SIGNATURES: Final[Mapping[str, tuple[str, ...]]] = {
     "challengeChannel": ("bytes32", CONTRACT_STATE_TYPE, "bytes", "uint8"),
 }
 
-#: transition type -> SDK enum name (sdk/ts/src/core/types.ts), in type order
-TRANSITION_NAMES: Final[Mapping[int, str]] = {
-    0: "Void",
-    1: "Acknowledgement",
-    10: "HomeDeposit",
-    11: "HomeWithdrawal",
-    20: "EscrowDeposit",
-    21: "EscrowWithdraw",
-    30: "TransferSend",
-    31: "TransferReceive",
-    40: "Commit",
-    41: "Release",
-    100: "Migrate",
-    110: "EscrowLock",
-    120: "MutualLock",
-    200: "Finalize",
+#: transition type -> on-chain intent used when SIGNING (``core.transitionToIntent``)
+_SIGNED_INTENT: Final[Mapping[int, int]] = {
+    int(kind): int(transition_to_intent(kind)) for kind in SDK_TRANSITION_NAMES
 }
 
 #: the intent the TS SDK's EVM client writes into the contract State (documented, not used)
 SDK_EVM_CLIENT_INTENT: Final[Mapping[int, int]] = {
-    **TRANSITION_INTENT,
+    **_SIGNED_INTENT,
     20: 4,
     21: 6,
     110: 0,
@@ -247,7 +227,7 @@ def contract_state_from_wire(state: Mapping[str, Any], decimals: TokenDecimals) 
 
     return {
         "version": str(state["version"]),
-        "intent": transition_intent(state["transition"]["type"]),
+        "intent": int(transition_to_intent(state["transition"]["type"])),
         "metadata": "0x" + transition_metadata_hash(state["transition"]).hex(),
         "homeLedger": as_json(home),
         "nonHomeLedger": as_json(escrow),
@@ -261,12 +241,12 @@ def intent_comparison_table() -> list[dict[str, Any]]:
     return [
         {
             "transition": name,
-            "type": transition_type,
-            "signed_intent_core": TRANSITION_INTENT[transition_type],
-            "contract_state_intent_evm_client": SDK_EVM_CLIENT_INTENT[transition_type],
-            "equal": TRANSITION_INTENT[transition_type] == SDK_EVM_CLIENT_INTENT[transition_type],
+            "type": int(kind),
+            "signed_intent_core": _SIGNED_INTENT[kind],
+            "contract_state_intent_evm_client": SDK_EVM_CLIENT_INTENT[kind],
+            "equal": _SIGNED_INTENT[kind] == SDK_EVM_CLIENT_INTENT[kind],
         }
-        for transition_type, name in TRANSITION_NAMES.items()
+        for kind, name in SDK_TRANSITION_NAMES.items()
     ]
 
 

@@ -2,9 +2,9 @@
 
 Every id the v1 node and the ChannelHub contract compare is a keccak256 over an exact
 ``abi.encode`` layout (nitrolite-v1.md §6.1, §6.2, §7.4, §7.5). A one-byte difference gives
-a different id and the node rejects the state, so the layouts are hand-written here word by
-word, like :mod:`settlement_widgets.erc7824.abi` does for v0.5, and checked byte for byte
-against the SDK's vectors (tests/unit/test_nitrolite_v1_ids.py):
+a different id and the node rejects the state, so each layout is spelled out below, encoded
+with the package's one ABI encoder (:mod:`.abi`), and checked byte for byte against the SDK's
+vectors (tests/unit/test_nitrolite_v1_ids.py):
 
 - ``channel_metadata = keccak256(utf8(asset))[:8] ‖ 24 zero bytes`` (asset case-sensitive)
 - ``home_channel_id = 0x01 ‖ keccak256(abi.encode((uint32 challengeDuration, address user,
@@ -29,6 +29,7 @@ from typing import Any
 from .._keccak import keccak256
 from ..addresses import validate_address
 from ..errors import InvalidStateError
+from .abi import abi_encode
 
 __all__ = [
     "CHANNEL_HUB_VERSION",
@@ -77,20 +78,9 @@ _KNOWN_ESCROW_CHANNEL_IDS: dict[tuple[str, int], str] = {
     ): "0xe4d925dcf63add647f25c757d6ff0e74ba31401da91d8c7bafa4846c97a92ac2",
 }
 
-_PAD12 = bytes(12)
 _DECIMAL = re.compile(r"^[0-9]+$")
 _HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
 _BYTES32 = re.compile(r"^0[xX][0-9a-fA-F]{64}$")
-
-
-def _word(value: int) -> bytes:
-    return value.to_bytes(32, "big")
-
-
-def _string_tail(text: str) -> bytes:
-    """Length word + UTF-8 bytes zero-padded to a whole word: a dynamic ``string``'s tail."""
-    data = text.encode("utf-8")
-    return _word(len(data)) + data + bytes(-len(data) % 32)
 
 
 def _hex(raw: bytes) -> str:
@@ -176,16 +166,15 @@ def encode_channel_definition(
     """
     if not isinstance(metadata, bytes | bytearray) or len(metadata) != 32:
         raise InvalidStateError("channel metadata must be 32 bytes")
-    return b"".join(
-        [
-            _word(as_uint(challenge_duration, 32, "challenge_duration")),
-            _PAD12 + bytes.fromhex(validate_address(user, field="user")[2:]),
-            _PAD12 + bytes.fromhex(validate_address(node, field="node")[2:]),
-            _word(as_uint(nonce, 64, "nonce")),
-            _word(parse_sig_validators_hex(approved_sig_validators)),
-            bytes(metadata),
-        ]
+    definition = (
+        as_uint(challenge_duration, 32, "challenge_duration"),
+        validate_address(user, field="user"),
+        validate_address(node, field="node"),
+        as_uint(nonce, 64, "nonce"),
+        parse_sig_validators_hex(approved_sig_validators),
+        bytes(metadata),
     )
+    return abi_encode(["(uint32,address,address,uint64,uint256,bytes32)"], [definition])
 
 
 def home_channel_id(
@@ -220,7 +209,8 @@ def escrow_channel_id(home_channel_id: str | bytes, version: int | str) -> str:
     so each escrow operation of a channel gets its own id.
     """
     raw = as_bytes32(home_channel_id, "home_channel_id")
-    return _hex(keccak256(raw + _word(as_uint(version, 64, "state version"))))
+    encoded = abi_encode(["bytes32", "uint64"], [raw, as_uint(version, 64, "state version")])
+    return _hex(keccak256(encoded))
 
 
 def state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str) -> str:
@@ -232,14 +222,9 @@ def state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str)
     wallet = validate_address(user_wallet, field="user_wallet")
     if not isinstance(asset, str):
         raise InvalidStateError(f"asset must be a string, got {type(asset).__name__}")
-    encoded = b"".join(
-        [
-            _PAD12 + bytes.fromhex(wallet[2:]),
-            _word(0x80),  # the string's tail starts after the four head words
-            _word(as_uint(epoch, 256, "epoch")),
-            _word(as_uint(version, 256, "version")),
-            _string_tail(asset),
-        ]
+    encoded = abi_encode(
+        ["address", "string", "uint256", "uint256"],
+        [wallet, asset, as_uint(epoch, 256, "epoch"), as_uint(version, 256, "version")],
     )
     return _hex(keccak256(encoded))
 
@@ -253,7 +238,7 @@ def transaction_id(account: str, new_state_id: str | bytes) -> str:
     if not isinstance(account, str):
         raise InvalidStateError(f"account must be a string, got {type(account).__name__}")
     raw = as_bytes32(new_state_id, "state_id")
-    return _hex(keccak256(_word(0x40) + raw + _string_tail(account)))
+    return _hex(keccak256(abi_encode(["string", "bytes32"], [account, raw])))
 
 
 def sender_transaction_id(account: str, new_state_id: str | bytes) -> str:

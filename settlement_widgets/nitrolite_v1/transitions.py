@@ -25,6 +25,7 @@ from typing import Any
 
 from .._keccak import keccak256
 from ..errors import InvalidStateError
+from .abi import abi_encode
 from .ids import as_uint, parse_sig_validators_hex
 
 __all__ = [
@@ -186,18 +187,16 @@ def encode_transition(
         raise InvalidStateError(
             f"amount must be the decimal string that is signed, got {type(amount).__name__}"
         )
-    data = amount.encode("utf-8")
-    return b"".join(
+    return abi_encode(
+        ["(uint8,bytes32,bytes32,string)"],
         [
-            (0x20).to_bytes(32, "big"),
-            int(kind).to_bytes(32, "big"),
-            lenient_bytes32(tx_id, "tx_id"),
-            lenient_bytes32(account_id, "account_id"),
-            (0x80).to_bytes(32, "big"),
-            len(data).to_bytes(32, "big"),
-            data,
-            bytes(-len(data) % 32),
-        ]
+            (
+                int(kind),
+                lenient_bytes32(tx_id, "tx_id"),
+                lenient_bytes32(account_id, "account_id"),
+                amount,
+            )
+        ],
     )
 
 

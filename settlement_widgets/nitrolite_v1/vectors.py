@@ -11,8 +11,8 @@ stderr, and the command exits with status 3; a vector whose computation fails is
 ``{"error": ...}`` in place of ``outputs`` and the command exits with status 1.
 
 Each group's function lives with the code it checks (``VECTORS`` in :mod:`.wire`,
-:mod:`.decimals`, :mod:`.ids`, :mod:`.transitions`, :mod:`.state`, :mod:`.calldata`,
-:mod:`.app_sessions`); this module only gathers them.
+:mod:`.decimals`, :mod:`.ids`, :mod:`.transitions`, :mod:`.state`, :mod:`.lifecycle`,
+:mod:`.calldata`, :mod:`.app_sessions`); this module only gathers them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,16 @@ __all__ = ["GROUP_MODULES", "ComputeReport", "compute_document", "groups", "main
 Compute = Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
 
 #: the modules whose ``VECTORS`` tables are gathered, in this order
-GROUP_MODULES = ("wire", "decimals", "ids", "transitions", "state", "calldata", "app_sessions")
+GROUP_MODULES = (
+    "wire",
+    "decimals",
+    "ids",
+    "transitions",
+    "state",
+    "lifecycle",
+    "calldata",
+    "app_sessions",
+)
 
 
 def groups() -> dict[str, Compute]:

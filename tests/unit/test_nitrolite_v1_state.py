@@ -23,14 +23,26 @@ from settlement_widgets.errors import (
     UnknownOptionError,
 )
 from settlement_widgets.keys import PrivateKey, recover_address
-from settlement_widgets.nitrolite_v1 import app_sessions, calldata, state
+from settlement_widgets.nitrolite_v1 import (
+    abi,
+    app_sessions,
+    calldata,
+    lifecycle,
+    state,
+    transitions,
+)
 
 VECTOR_FILE = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 
 pytestmark = pytest.mark.skipif(not VECTOR_FILE.exists(), reason="v1 vector file not present")
 
 Compute = Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
-TABLES: dict[str, Compute] = {**state.VECTORS, **calldata.VECTORS, **app_sessions.VECTORS}
+TABLES: dict[str, Compute] = {
+    **state.VECTORS,
+    **lifecycle.VECTORS,
+    **calldata.VECTORS,
+    **app_sessions.VECTORS,
+}
 EXPECTED_COUNTS = {
     "state_packing_kat": 2,
     "contract_calldata": 6,
@@ -107,19 +119,19 @@ def test_missing_channel_id_and_unknown_transition() -> None:
         state.pack_state(bad_type, lookup)
 
 
-def test_loose_bytes32_rules() -> None:
-    assert state.loose_bytes32("") == bytes(32)
-    assert state.loose_bytes32("account2") == bytes(31) + b"\xac"
-    assert state.loose_bytes32("0xabc") == bytes(30) + b"\x0a\xbc"
-    with pytest.raises(InvalidStateError, match="longer than 32 bytes"):
-        state.loose_bytes32("0x" + "11" * 33)
+def test_lenient_bytes32_rules() -> None:
+    assert transitions.lenient_bytes32("") == bytes(32)
+    assert transitions.lenient_bytes32("account2") == bytes(31) + b"\xac"
+    assert transitions.lenient_bytes32("0xabc") == bytes(30) + b"\x0a\xbc"
+    with pytest.raises(InvalidStateError, match="at most 32 fit in a bytes32"):
+        transitions.lenient_bytes32("0x" + "11" * 33)
 
 
 def test_abi_encode_rejects_out_of_range() -> None:
     with pytest.raises(SettlementValueError, match="uint8"):
-        state.abi_encode(["uint8"], [256])
+        abi.abi_encode(["uint8"], [256])
     with pytest.raises(InvalidAddressError):
-        state.abi_encode(["address"], ["0x1234"])
+        abi.abi_encode(["address"], ["0x1234"])
 
 
 def test_calldata_bad_inputs() -> None:
@@ -182,12 +194,12 @@ def test_lifecycle_rejections() -> None:
     vectors = DOC["vectors"]["state_lifecycle"]
     previous = vectors[1]["inputs"]["previous_state"]
     proposed = copy.deepcopy(vectors[1]["outputs"]["state"])
-    assert state.validate_advancement(previous, proposed) == "ok"
+    assert lifecycle.validate_advancement(previous, proposed) == "ok"
     proposed["home_ledger"]["user_balance"] = "81"
-    assert state.validate_advancement(previous, proposed) == "rejected: home_ledger mismatch"
-    skeleton = state.next_state(vectors[13]["inputs"]["previous_state"])
+    assert lifecycle.validate_advancement(previous, proposed) == "rejected: home_ledger mismatch"
+    skeleton = lifecycle.next_state(vectors[13]["inputs"]["previous_state"])
     with pytest.raises(InvalidStateError, match="migrate transition not implemented yet"):
-        state.apply_transition(skeleton, {"type": 100, "amount": "1"})
-    no_channel = state.next_state(vectors[0]["inputs"]["previous_state"])
+        lifecycle.apply_transition(skeleton, {"type": 100, "amount": "1"})
+    no_channel = lifecycle.next_state(vectors[0]["inputs"]["previous_state"])
     with pytest.raises(InvalidStateError, match="needs a home channel"):
-        state.apply_transition(no_channel, {"type": 11, "amount": "1"})
+        lifecycle.apply_transition(no_channel, {"type": 11, "amount": "1"})
