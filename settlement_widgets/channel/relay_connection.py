@@ -33,6 +33,7 @@ from ..errors import (
     SettlementValueError,
 )
 from ..keys import PrivateKey
+from ..ws_write import write_queued
 
 __all__ = ["RELAY_LOGGER", "NotificationCallback", "RelayConnection"]
 
@@ -487,10 +488,8 @@ class RelayConnection:
         """Frame ``frame`` now; write it with every frame queued in this loop turn.
 
         Requests sent by concurrent tasks in one turn of the event loop leave in one socket
-        write (one syscall and one wake-up of the relay, instead of one per request, which
-        cost ~50 µs each here); the only request in flight is written at once. Framing
-        goes through the connection's sans-I/O protocol as ``ws.send`` does, without its
-        per-call locking and drain. Raises when the connection is not open.
+        write (:func:`~settlement_widgets.ws_write.write_queued`); the only request in
+        flight is written at once. Raises when the connection is not open.
         """
         from websockets.protocol import State
 
@@ -508,16 +507,8 @@ class RelayConnection:
     def _flush(self, ws: Any) -> None:
         if self._flush_ws is ws:
             self._flush_ws = None
-        chunks = ws.protocol.data_to_send()
         try:
-            data = b"".join(chunks)
-            if data:
-                ws.transport.write(data)
-            if not all(chunks):  # an end-of-stream marker: half-close, as websockets does
-                if ws.transport.can_write_eof():
-                    ws.transport.write_eof()
-                else:
-                    ws.transport.close()
+            write_queued(ws)
         except Exception as exc:  # the socket is gone: the reader fails what is pending
             _log.debug("could not write to the relay: %s", exc)
 

@@ -2,6 +2,8 @@
 vectors (``data/nitrolite-v1-vectors.json``, a verbatim copy of
 shared/reference/nitrolite-v1/, made by the official SDK 1.4.1) with every ``outputs``
 removed, computed again by our code from the inputs alone, must equal the published outputs.
+The private keys in that file's ``meta.keys`` are the oracle's fixed, public test keys
+(``0x01…01`` to ``0x04…04``): the inputs every vector was signed with, never funded anywhere.
 
 Groups not implemented yet are left without outputs and make the command exit 3, naming
 them: the list below is exactly what is still missing (issue 22), so it cannot shrink or grow

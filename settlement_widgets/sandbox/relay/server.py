@@ -32,6 +32,7 @@ from websockets.protocol import State
 
 from ...errors import ConfigurationError, RelayError, RelayUnavailableError
 from ...keys import PrivateKey
+from ...ws_write import write_queued
 from .clock import now_ms
 from .committer import GroupCommitter
 from .config import RelayConfig
@@ -89,14 +90,7 @@ class _Connection:
         try:
             for frame in frames:
                 protocol.send_text(frame)
-            chunks = protocol.data_to_send()
-            if all(chunks):
-                ws.transport.write(b"".join(chunks))
-            else:  # an end-of-stream marker: let websockets handle it
-                for chunk in chunks:
-                    if chunk:
-                        ws.transport.write(chunk)
-                ws.send_data()
+            write_queued(ws)
         except Exception as exc:  # the socket is gone: websockets tears the connection down
             _log.debug("dropping frames for a closed connection: %s", exc)
             self.closed = True
