@@ -30,6 +30,8 @@ _EXPORTS: dict[str, str] = {
     "SEPOLIA": "networks",
     "get_network": "networks",
     "WalletClient": "wallet",
+    "Signer": "signer",
+    "BrowserWallet": "widgets.browser_wallet",
     # errors
     "SettlementError": "errors",
     "SettlementValueError": "errors",
@@ -73,6 +75,7 @@ __all__ = [
     "SEPOLIA_CONTRACTS",
     "SETTLEMENT_OPTIONS",
     "AggregatorProvider",
+    "BrowserWallet",
     "ChannelProvider",
     "ChannelStatusPanel",
     "ConfigurationError",
@@ -86,6 +89,7 @@ __all__ = [
     "SettlementOption",
     "SettlementSelector",
     "SettlementValueError",
+    "Signer",
     "TransactionFailedError",
     "UnavailableError",
     "V4Provider",
@@ -148,9 +152,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         reset_v4_provider,
     )
     from .sandbox import LocalSandbox
+    from .signer import Signer
     from .v4 import Intent, PoolKey, V4Provider, hook_permissions, sign_intent
     from .wallet import WalletClient
     from .widgets import ChannelStatusPanel, SettlementSelector
+    from .widgets.browser_wallet import BrowserWallet
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:

@@ -74,8 +74,8 @@ if TYPE_CHECKING:
     from .channel.models import Channel
     from .channel.provider import ChannelProvider
     from .notebook import NotebookSession
+    from .signer import Signer
     from .v4 import V4Provider
-    from .wallet import WalletClient
 
 __all__ = [
     "ACTIONS",
@@ -258,10 +258,10 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
     def __init__(
         self,
         network: Network,
-        user: WalletClient,
+        user: Signer,
         *,
-        operator: WalletClient | None = None,
-        solver: WalletClient | None = None,
+        operator: Signer | None = None,
+        solver: Signer | None = None,
         recipient: str | None = None,
         aggregator: AggregatorProvider | None = None,
         transfer_amount: int | None = None,
@@ -342,8 +342,12 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         self._activity_html.add_class("sw-log-html")
         progress_row = ipywidgets.HBox([self._progress, self._status])
         progress_row.add_class("sw-progress-row")
+        # a browser wallet is itself a widget: its card (Connect wallet, what it is asked to
+        # sign) sits above the actions
+        wallet_card = [user] if isinstance(user, ipywidgets.DOMWidget) else []
         super().__init__(
             children=[
+                *wallet_card,
                 self.selector,
                 *self._bars.values(),
                 progress_row,
@@ -361,7 +365,8 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
     def from_session(cls, session: NotebookSession, **kwargs: Any) -> SettlementDashboard:
         """The dashboard of a notebook session: its user acts, its operator owns v4, and a
         second wallet (when the session has one) receives the transfers."""
-        others = [w for w in session.wallets if w.address != session.user.address]
+        # by identity: a browser wallet has no address before it is connected
+        others = [w for w in session.wallets if w is not session.user]
         kwargs.setdefault("operator", session.operator)
         if others:
             kwargs.setdefault("recipient", others[0].address)
@@ -463,6 +468,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         ok = False
         failure: LogLine | None = None
         try:
+            await self._connected()
             await run()
             ok = True
         except SettlementError as exc:
@@ -480,6 +486,13 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             elif ok:
                 self._add_log(LogLine("ok", f"{label}: done", elapsed=bar.elapsed))
             self._set_busy(False, action)
+
+    async def _connected(self) -> None:
+        """A browser wallet not yet connected is asked first (its person sees the request
+        in the wallet card above the actions)."""
+        user = self.user
+        if getattr(user, "account", None) == "" and hasattr(user, "connect"):
+            await user.connect()
 
     def _set_busy(self, busy: bool, action: Action) -> None:
         self._busy = busy
@@ -643,7 +656,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         assert self._operator_v4 is not None and self._solver_v4 is not None
         return self._user_v4, self._operator_v4, self._solver_v4
 
-    async def _use_own_v4(self, operator: WalletClient) -> bool:
+    async def _use_own_v4(self, operator: Signer) -> bool:
         """Switch the v4 method to the operator's own deployment recorded in the store
         (``deploy_own_v4``, notebook 04), if there is a complete one still on chain: where
         the configured hook cannot settle (Sepolia's) that one can. Sends nothing."""
@@ -741,6 +754,16 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             contract.functions.mint(self.user.address, 10 * ONE_V4_TOKEN), abis=[abi]
         )
 
+    async def _mint_sandbox_usdc(self, usdc: str, amount: int) -> None:
+        """The operator (the sandbox deployer, owner of its ``TestToken`` USDC) mints
+        ``amount`` to the user: test tokens on the sandbox's own chain only."""
+        from .contracts import load_artifact
+
+        assert self.operator is not None
+        abi = load_artifact("TestToken").abi
+        contract = self.operator.w3.eth.contract(address=usdc, abi=abi)  # type: ignore[call-overload]
+        await self.operator.transact(contract.functions.mint(self.user.address, amount), abis=[abi])
+
     # --- aggregator ---------------------------------------------------------------------
 
     def _sandbox_route(self) -> tuple[int, int, str, str] | None:
@@ -815,6 +838,11 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             return
         source = sandbox[0]
         before = await self._usdc_balances(sandbox)
+        if before[0] < amount and self.operator is not None:
+            # a wallet the sandbox did not fund (a browser wallet): the operator owns the
+            # sandbox's test USDC and mints what the route needs, as a faucet would
+            await self._mint_sandbox_usdc(sandbox[2], amount - before[0])
+            before = await self._usdc_balances(sandbox)
         plan = await provider.execute_plan(routes[0], wallet=self.user, send=True)
         for tx in plan.transactions:
             if tx.tx_hash is not None:

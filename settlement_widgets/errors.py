@@ -27,10 +27,14 @@ The tree::
     │   ├── RelayUnavailableError
     │   ├── ChainUnavailableError
     │   ├── FaucetUnavailableError
-    │   └── AggregatorUnavailableError
+    │   ├── AggregatorUnavailableError
+    │   └── WalletUnavailableError              no browser wallet in the page, or no page
     ├── SettlementTimeoutError (TimeoutError)
+    │   └── WalletTimeoutError                  the person did not answer the wallet in time
     ├── RemoteError                             a peer answered with an error
     │   ├── RelayError                          relay "error" frame
+    │   ├── WalletError                         the browser wallet refused (EIP-1193 code)
+    │   │   └── WalletRejectedError             the person rejected the request (4001)
     │   ├── FaucetError                         faucet answered non-2xx
     │   └── AggregatorError                     LI.FI API error (status, code, message)
     │       ├── RateLimitedError
@@ -86,6 +90,10 @@ __all__ = [
     "TransactionFailedError",
     "UnavailableError",
     "UnknownOptionError",
+    "WalletError",
+    "WalletRejectedError",
+    "WalletTimeoutError",
+    "WalletUnavailableError",
 ]
 
 
@@ -183,8 +191,18 @@ class AggregatorUnavailableError(UnavailableError):
     """The LI.FI API cannot be reached (rates are never invented in that case)."""
 
 
+class WalletUnavailableError(UnavailableError):
+    """No browser wallet can be asked: the page has no EIP-1193 wallet, or no page shows the
+    :class:`~settlement_widgets.widgets.BrowserWallet` (a script, a closed tab)."""
+
+
 class SettlementTimeoutError(SettlementError, TimeoutError):
     """An operation did not complete in time."""
+
+
+class WalletTimeoutError(SettlementTimeoutError):
+    """A browser wallet request was not answered in time (the person never clicked, or the
+    wallet's window was closed). Nothing was signed that the toolkit knows of."""
 
 
 # --- remote refusals -------------------------------------------------------------------
@@ -202,6 +220,16 @@ class RemoteError(SettlementError):
 
 class RelayError(RemoteError):
     """The relay answered with an ``error`` frame; ``message`` is its text verbatim."""
+
+
+class WalletError(RemoteError):
+    """The browser wallet answered a request with an EIP-1193 error; ``code`` is its code
+    (4100 unauthorised, 4200 unsupported method, 4900/4901 disconnected, 4902 unknown
+    chain, ...) and ``message`` says which request it was."""
+
+
+class WalletRejectedError(WalletError):
+    """The person rejected the request in the wallet (EIP-1193 code 4001)."""
 
 
 class FaucetError(RemoteError):

@@ -45,6 +45,7 @@ from .errors import (
     InvalidNetworkError,
     SettlementTimeoutError,
     UnavailableError,
+    UnknownOptionError,
 )
 from .networks import NETWORK_NAMES, Network
 from .progress import ProgressBar, progress_percent, with_progress
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 
     from .sandbox import LocalSandbox
     from .sandbox.shared import SharedSandbox
-    from .wallet import WalletClient
+    from .signer import Signer
 
 __all__ = [
     "ENDPOINT_WITHHELD_ENV",
@@ -89,9 +90,9 @@ class NotebookSession:
     """
 
     network: Network
-    user: WalletClient
-    operator: WalletClient
-    wallets: tuple[WalletClient, ...]
+    user: Signer
+    operator: Signer
+    wallets: tuple[Signer, ...]
     sandbox: LocalSandbox | SharedSandbox | None
     home: Path
     _previous_home: str | None = field(default=None, repr=False)
@@ -106,8 +107,9 @@ class NotebookSession:
         self._closed = True
         if self.sandbox is not None:
             await self.sandbox.aclose()
-        else:  # Sepolia: the wallet's own connection to SEPOLIA_RPC_URL
-            await self.user.aclose()
+        # the user's own read connection (SEPOLIA_RPC_URL, a browser wallet's); a no-op for
+        # the sandbox's dev wallets, whose connection is the sandbox's
+        await self.user.aclose()
         if self._own_home:
             if self._previous_home is None:
                 os.environ.pop("SETTLEMENT_HOME", None)
@@ -123,9 +125,13 @@ class NotebookSession:
             if type(self.sandbox).__name__ == "SharedSandbox"
             else "local sandbox"
         )
+        try:
+            user = repr(self.user.address)
+        except UnavailableError:  # a browser wallet not connected yet
+            user = "browser wallet (not connected)"
         return (
             f"NotebookSession(network={self.network.name!r}, chain_id={self.network.chain_id}, "
-            f"user={self.user.address!r}, {where})"
+            f"user={user}, {where})"
         )
 
 
@@ -147,6 +153,7 @@ async def open_session(
     progress: bool = True,
     shared: bool | None = None,
     aggregator: bool = False,
+    wallet: str | None = None,
 ) -> NotebookSession:
     """Start the notebook's network: ``network``, else ``$SETTLEMENT_NETWORK``, else local.
 
@@ -160,10 +167,17 @@ async def open_session(
     ``aggregator=True`` gives a private sandbox the aggregator's second chain, bridges and
     LI.FI-schema route server (``session.sandbox.lifi_url``); the Jupyter server's sandbox
     always runs them.
+
+    ``wallet`` is who signs as the user: ``"key"`` (a :class:`WalletClient`: the sandbox's
+    dev key, or ``SETTLEMENT_PRIVATE_KEY`` on Sepolia) or ``"browser"`` (a
+    :class:`~settlement_widgets.widgets.BrowserWallet`: the page's wallet, which a cell must
+    display and connect). Default: ``$SETTLEMENT_WALLET``, else the key, except on Sepolia
+    without ``SETTLEMENT_PRIVATE_KEY``, where the browser wallet is the way in.
     """
     name = _network_name(network)
+    kind = _wallet_kind(wallet, name)
     if name == "sepolia":
-        return _sepolia_session()
+        return _sepolia_session(kind)
     from .sandbox.shared import EXPLORER_ENV, PROFILE_ENV
 
     shared_profile = os.environ.get(PROFILE_ENV)
@@ -173,8 +187,11 @@ async def open_session(
             "is not set): start JupyterLab with `make lab`, or leave shared unset"
         )
     if shared is not False and shared_profile:
-        return await _shared_session(
-            Path(shared_profile), os.environ.get(EXPLORER_ENV, ""), wallets, progress
+        return _with_wallet(
+            await _shared_session(
+                Path(shared_profile), os.environ.get(EXPLORER_ENV, ""), wallets, progress
+            ),
+            kind,
         )
     from .sandbox import LocalSandbox
 
@@ -186,7 +203,7 @@ async def open_session(
             await with_progress(starting, "Starting the local sandbox", expected_seconds=8)
         else:
             await starting
-        return _session_on(sandbox, home)
+        return _with_wallet(_session_on(sandbox, home), kind)
     except BaseException:
         await sandbox.aclose()
         shutil.rmtree(home, ignore_errors=True)
@@ -230,17 +247,52 @@ async def _shared_session(
     return _session_on(sandbox, Path(tempfile.mkdtemp(prefix="settlement-notebook-")))
 
 
-def _sepolia_session() -> NotebookSession:
+_WALLET_KINDS = ("key", "browser")
+
+
+def _wallet_kind(wallet: str | None, network: str) -> str:
+    chosen = wallet if wallet is not None else os.environ.get("SETTLEMENT_WALLET", "")
+    kind = chosen.strip().lower()
+    if not kind:
+        keyless = network == "sepolia" and not os.environ.get("SETTLEMENT_PRIVATE_KEY")
+        return "browser" if keyless else "key"
+    if kind not in _WALLET_KINDS:
+        raise UnknownOptionError(
+            f"unknown wallet {chosen!r}; valid: {', '.join(_WALLET_KINDS)} (set SETTLEMENT_WALLET)"
+        )
+    return kind
+
+
+def _with_wallet(session: NotebookSession, kind: str) -> NotebookSession:
+    """``session`` with a browser wallet as its user when ``kind`` says so (the sandbox's
+    dev wallets stay, for the operator and as recipients)."""
+    if kind != "browser":
+        return session
+    from .widgets.browser_wallet import BrowserWallet
+
+    browser = BrowserWallet(session.network)
+    session.user = browser
+    session.wallets = (browser, *session.wallets)
+    return session
+
+
+def _sepolia_session(kind: str) -> NotebookSession:
     from .networks import get_network, settlement_home
     from .wallet import WalletClient
 
     network = get_network("sepolia")
     if not network.rpc_url:
         raise ConfigurationError(
-            "SETTLEMENT_NETWORK=sepolia needs SEPOLIA_RPC_URL (a Sepolia JSON-RPC endpoint) "
-            "and SETTLEMENT_PRIVATE_KEY (a funded test key)"
+            "SETTLEMENT_NETWORK=sepolia needs SEPOLIA_RPC_URL (a Sepolia JSON-RPC endpoint for "
+            "reads) and a wallet: SETTLEMENT_PRIVATE_KEY (a funded test key) or the browser's"
         )
-    wallet = WalletClient.from_env(network)
+    wallet: Signer
+    if kind == "browser":
+        from .widgets.browser_wallet import BrowserWallet
+
+        wallet = BrowserWallet(network)
+    else:
+        wallet = WalletClient.from_env(network)
     return NotebookSession(
         network=network,
         user=wallet,

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from .aggregator import AggregatorProvider
     from .channel.provider import ChannelProvider
     from .networks import Network
+    from .signer import Signer
     from .v4 import V4Provider
-    from .wallet import WalletClient
 
 __all__ = [
     "aggregator_provider",
@@ -65,7 +65,7 @@ def _close_later(provider: Any) -> None:
             task.add_done_callback(_pending_closes.discard)
 
 
-def init_channel_provider(config: ChannelConfig, wallet: WalletClient) -> ChannelProvider:
+def init_channel_provider(config: ChannelConfig, wallet: Signer) -> ChannelProvider:
     """Create the channel provider singleton (replacing and closing any previous one)."""
     global _channel_provider
     from .channel.provider import ChannelProvider
@@ -89,7 +89,7 @@ def reset_channel_provider() -> None:
 
 
 def init_v4_provider(
-    wallet: WalletClient, chain_id: int | None = None, *, network: Network | None = None
+    wallet: Signer, chain_id: int | None = None, *, network: Network | None = None
 ) -> V4Provider:
     """Create the v4 provider singleton for ``network`` (default: the configured one)."""
     global _v4_provider

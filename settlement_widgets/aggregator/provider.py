@@ -45,7 +45,7 @@ from .source import DataSource, data_source
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..wallet import WalletClient
+    from ..signer import Signer
 
 __all__ = ["DEFAULT_INTEGRATOR", "AggregatorProvider", "ProgressCallback"]
 
@@ -358,7 +358,7 @@ class AggregatorProvider:
         self,
         route: Route | Quote,
         *,
-        wallet: WalletClient | None = None,
+        wallet: Signer | None = None,
         send: bool = False,
     ) -> ExecutionPlan:
         """The transactions a wallet must sign to execute ``route``, in order.
@@ -392,7 +392,7 @@ class AggregatorProvider:
         return await self._send(plan, populated, wallet)
 
     @staticmethod
-    def _check_send(wallet: WalletClient | None, sender: str | None) -> None:
+    def _check_send(wallet: Signer | None, sender: str | None) -> None:
         if wallet is None:
             raise SettlementValueError("send=True needs wallet=WalletClient(...) to sign with")
         if sender is not None and sender.lower() != wallet.address.lower():
@@ -401,9 +401,7 @@ class AggregatorProvider:
                 "request routes with from_address=wallet.address"
             )
 
-    async def _send(
-        self, plan: ExecutionPlan, steps: list[Step], wallet: WalletClient
-    ) -> ExecutionPlan:
+    async def _send(self, plan: ExecutionPlan, steps: list[Step], wallet: Signer) -> ExecutionPlan:
         chain_id = await wallet.chain_id()
         wrong = [t for t in plan.transactions if t.chain_id != chain_id]
         if wrong:
@@ -443,7 +441,7 @@ class AggregatorProvider:
         return plan
 
     @staticmethod
-    async def _approve(tx: PlannedTransaction, wallet: WalletClient) -> PlannedTransaction:
+    async def _approve(tx: PlannedTransaction, wallet: Signer) -> PlannedTransaction:
         assert tx.spender is not None and tx.amount is not None
         raw = await wallet.w3.eth.call(
             {"to": tx.to, "data": allowance_calldata(wallet.address, tx.spender)}  # type: ignore[typeddict-item]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from ..erc7824.types import State
     from ..networks import Explorer
-    from ..wallet import WalletClient
+    from ..signer import Signer
     from . import lifecycle as L
     from .config import ChannelConfig
     from .custody import CustodyClient, CustodyTx
@@ -97,7 +97,7 @@ class _ProviderBase:
 
     # set by ChannelProvider.__init__
     config: ChannelConfig
-    wallet: WalletClient
+    wallet: Signer
     custody: CustodyClient
     _own_store: bool
     _store: ChannelStore
@@ -190,7 +190,7 @@ class _ProviderBase:
         def _receipt_write(
             self, tx: CustodyTx, step: str, extra: Callable[[], None] | None = None
         ) -> _StepResult: ...
-        def _countersign(self, channel_id: str, checked: Any) -> State: ...
+        async def _countersign(self, channel_id: str, checked: Any) -> State: ...
         def _put_signed(
             self, channel_id: str, signed: State, server_signature: str, op: L.Operation
         ) -> None: ...

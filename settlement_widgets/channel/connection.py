@@ -147,7 +147,7 @@ class _ConnectionMixin(_ProviderBase):
 
         try:
             await relay.authenticate(
-                self.wallet.key,
+                self.wallet,
                 session.key,
                 application=app,
                 allowances=session.allowances,
@@ -163,7 +163,7 @@ class _ConnectionMixin(_ProviderBase):
             session = self._new_session(allowances)
             fresh = True
             await relay.authenticate(
-                self.wallet.key,
+                self.wallet,
                 session.key,
                 application=app,
                 allowances=session.allowances,

@@ -37,7 +37,7 @@ from ..errors import (
 from .custody_events import EVENT_NAMES, CustodyEvent, EventDecoder
 
 if TYPE_CHECKING:
-    from ..wallet import WalletClient
+    from ..signer import Signer
 
 __all__ = ["ChannelData", "CustodyClient", "CustodyTx"]
 
@@ -153,7 +153,7 @@ class CustodyClient:
 
     def __init__(
         self,
-        wallet: WalletClient,
+        wallet: Signer,
         custody_address: str,
         *,
         abi: Sequence[dict[str, Any]] | None = None,
@@ -180,7 +180,7 @@ class CustodyClient:
         return self._address
 
     @property
-    def wallet(self) -> WalletClient:
+    def wallet(self) -> Signer:
         return self._wallet
 
     @property

@@ -16,12 +16,14 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Final
 
+from ..erc7824.ids import packed_state
 from ..erc7824.ids import state_hash as compute_state_hash
-from ..erc7824.signing import sign_state
+from ..erc7824.signing import recover_state_signer
 from ..erc7824.types import State
 from ..errors import (
     ChannelNotFoundError,
     ChannelStateError,
+    InvalidSignatureError,
     InvalidStateError,
     SettlementError,
 )
@@ -149,13 +151,20 @@ class _OperationsMixin(_ProviderBase):
             proof=(_PROOF_STEPS[step], tx),
         )
 
-    def _countersign(self, channel_id: str, checked: Any) -> State:
-        """Our signature next to the broker's on a state the pure core has checked."""
-        return L.two_party(
-            checked.state,
-            sign_state(channel_id, checked.state, self.wallet.key),
-            checked.server_signature,
-        )
+    async def _countersign(self, channel_id: str, checked: Any) -> State:
+        """Our signature next to the broker's on a state the pure core has checked.
+
+        The wallet signs EIP-191 ``personal_sign`` over the packed state (the form the
+        custody accepts from any wallet, a browser wallet included: wallets do not sign raw
+        digests); a signature by any other account is refused before it is stored."""
+        signature = await self.wallet.sign_message(packed_state(channel_id, checked.state))
+        signer = recover_state_signer(channel_id, checked.state, signature, "eip191")
+        if signer != self.wallet.address:
+            raise InvalidSignatureError(
+                f"the wallet signed the state with account {signer}, not {self.wallet.address}: "
+                "select that account in the wallet"
+            )
+        return L.two_party(checked.state, signature, checked.server_signature)
 
     def _put_signed(
         self, channel_id: str, signed: State, server_signature: str, op: L.Operation

@@ -69,7 +69,7 @@ from .transfers import _TransfersMixin
 from .write_group import WriteGroup
 
 if TYPE_CHECKING:
-    from ..wallet import WalletClient
+    from ..signer import Signer
 
 __all__ = ["EVENTS", "Channel", "ChannelProvider", "StepEvent", "Transfer", "Tx"]
 
@@ -114,7 +114,7 @@ class ChannelProvider(
     def __init__(
         self,
         config: ChannelConfig,
-        wallet: WalletClient,
+        wallet: Signer,
         *,
         store: ChannelStore | None = None,
         relay: RelayClient | None = None,
@@ -127,8 +127,13 @@ class ChannelProvider(
                 f"config must be a ChannelConfig (create_sepolia_channel_config() or "
                 f"create_local_channel_config(sandbox)), got {type(config).__name__}"
             )
-        if not hasattr(wallet, "address") or not hasattr(wallet, "key"):
-            raise SettlementValueError("wallet must be a WalletClient")
+        from ..signer import Signer
+
+        if not isinstance(wallet, Signer):
+            raise SettlementValueError(
+                "wallet must be a Signer: a WalletClient (a key) or a BrowserWallet, got "
+                f"{type(wallet).__name__}"
+            )
         if config.token is None:
             raise ConfigurationError("the channel config names no token (the channel's asset)")
         if allowance is not None:

@@ -8,6 +8,10 @@ With a JWT from an earlier login, ``auth_verify {jwt}`` alone (and the full logi
 relay refuses it). The login is remembered and repeated after every reconnect (through
 :meth:`~.relay_connection.RelayConnection._after_handshake`); from then on private requests
 are signed by the session key, never the wallet.
+
+The wallet is a key (fast, in scripts) or any :class:`~settlement_widgets.signer.Signer`: a
+browser wallet signs the ``Policy`` once with ``eth_signTypedData_v4`` (its person sees the
+allowances), and the session key does the rest.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from typing import Any
 from ..erc7824 import messages as M
 from ..erc7824.auth import Allowance, AuthPolicy
 from ..erc7824.signing import KeyLike, as_private_key
-from ..errors import InvalidFrameError, RelayError
+from ..errors import InvalidFrameError, InvalidSignatureError, RelayError
 from ..keys import PrivateKey
+from ..signer import Signer
 from .relay_connection import RELAY_LOGGER, RelayConnection
 
 __all__ = ["AuthSession", "RelayAuth"]
@@ -42,7 +47,7 @@ class AuthSession:
 class _Auth:
     """What the client needs to log in again after a reconnect."""
 
-    wallet_key: PrivateKey
+    wallet_key: PrivateKey | Signer
     session_key: PrivateKey
     application: str
     allowances: tuple[Allowance, ...]
@@ -70,7 +75,7 @@ class RelayAuth(RelayConnection):
 
     async def authenticate(
         self,
-        wallet_key: KeyLike,
+        wallet_key: KeyLike | Signer,
         session_key: KeyLike,
         *,
         application: str,
@@ -87,7 +92,7 @@ class RelayAuth(RelayConnection):
         remembered and repeated after a reconnect.
         """
         auth = _Auth(
-            wallet_key=as_private_key(wallet_key),
+            wallet_key=wallet_key if isinstance(wallet_key, Signer) else as_private_key(wallet_key),
             session_key=as_private_key(session_key),
             application=application,
             allowances=tuple(Allowance.of(a) for a in allowances),  # type: ignore[arg-type]
@@ -130,7 +135,16 @@ class RelayAuth(RelayConnection):
             raise InvalidFrameError(
                 f"auth_request was answered with {challenge.method}, not a challenge"
             )
-        verify = policy.verify_request(token, auth.wallet_key, request_id=self._next_id())
+        if isinstance(auth.wallet_key, Signer):
+            signature = await auth.wallet_key.sign_typed_data(policy.typed_data(token))
+            if policy.recover(token, signature) != policy.wallet:
+                raise InvalidSignatureError(
+                    f"the wallet signed the relay's auth policy with another account than "
+                    f"{policy.wallet}: select that account in the wallet"
+                )
+            verify = M.auth_verify_message(token, signature, request_id=self._next_id())
+        else:
+            verify = policy.verify_request(token, auth.wallet_key, request_id=self._next_id())
         reply = await self._send(verify)
         result = reply.result if isinstance(reply.result, Mapping) else {}
         if not result.get("success"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from ..erc7824.signing import sign_challenge
+from ..erc7824.ids import packed_challenge
 from ..erc7824.types import ChannelStatus, State, StateIntent
 from ..errors import (
     ChannelStateError,
@@ -55,7 +55,7 @@ class _StepsMixin(_ProviderBase):
             min_challenge=self.config.challenge_period,
         )
         assert checked.definition is not None
-        signed = self._countersign(checked.channel_id, checked)
+        signed = await self._countersign(checked.channel_id, checked)
         record = L.new_record(checked.channel_id, self.config.chain_id, checked.definition, signed)
 
         def write() -> list[tuple[str, Any]]:
@@ -172,7 +172,7 @@ class _StepsMixin(_ProviderBase):
             allocate_amount=allocate_amount,
             destination=self.wallet.address,
         )
-        signed = self._countersign(cid, checked)
+        signed = await self._countersign(cid, checked)
 
         def write() -> list[tuple[str, Any]]:
             self._put_signed(cid, signed, checked.server_signature, op)
@@ -220,7 +220,7 @@ class _StepsMixin(_ProviderBase):
         record = self._record(cid)
         reply = await self._require_relay().close_channel(cid, self.wallet.address)
         checked = L.check_close_reply(reply, record=record, destination=self.wallet.address)
-        signed = self._countersign(cid, checked)
+        signed = await self._countersign(cid, checked)
 
         def write() -> list[tuple[str, Any]]:
             self._put_signed(cid, signed, checked.server_signature, op)
@@ -319,7 +319,8 @@ class _StepsMixin(_ProviderBase):
             status = await self._chain(self.custody.channel_status(cid))
             if status == ChannelStatus.DISPUTE:
                 return self._receipt_write(await self._tx_of_event(cid, "Challenged"), "challenge")
-        signature = sign_challenge(cid, candidate, self.wallet.key)
+        # EIP-191 over the packed state and "challenge", as the custody accepts from a wallet
+        signature = await self.wallet.sign_message(packed_challenge(cid, candidate))
         call = self.custody.contract.functions.challenge(
             cid, candidate.to_abi(), [], bytes.fromhex(signature[2:])
         )

@@ -30,7 +30,7 @@ from .reverts import LIBRARY_ERRORS, explain_revert
 
 if TYPE_CHECKING:
     from ..networks import Network
-    from ..wallet import WalletClient
+    from ..signer import Signer
 
 __all__ = ["Tx", "V4ProviderBase", "check_uint"]
 
@@ -84,7 +84,7 @@ class V4ProviderBase:
 
     def __init__(
         self,
-        wallet: WalletClient,
+        wallet: Signer,
         chain_id: int | None = None,
         network: Network | None = None,
         *,
@@ -208,7 +208,7 @@ class V4ProviderBase:
     @property
     def error_abis(self) -> list[list[dict[str, Any]]]:
         """The ABIs whose custom errors a settlement can revert with (adapter, hook,
-        PoolManager and v4-core libraries, ERC-20): pass them to ``WalletClient.transact``."""
+        PoolManager and v4-core libraries, ERC-20): pass them to ``Signer.transact``."""
         return list(self._abis)
 
     def explain_error(

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from web3 import AsyncWeb3
 
     from ..networks import Network
-    from ..wallet import WalletClient
+    from ..signer import Signer
 
 __all__ = [
     "POOL_FEE",
@@ -123,7 +123,7 @@ def _contract(w3: AsyncWeb3, name: str, address: str | None = None) -> Any:
 
 
 async def _deploy(
-    w3: AsyncWeb3, wallet: WalletClient, name: str, *args: Any, gas: int | None = STEP_GAS
+    w3: AsyncWeb3, wallet: Signer, name: str, *args: Any, gas: int | None = STEP_GAS
 ) -> str:
     factory = _contract(w3, name)
     receipt = await wallet.transact(
@@ -137,7 +137,7 @@ async def _deploy(
 
 async def seed_pool(
     w3: AsyncWeb3,
-    wallet: WalletClient,
+    wallet: Signer,
     pool_manager: str,
     modify_router: str,
     key: PoolKey,
@@ -181,7 +181,7 @@ def hook_init_code(pool_manager: str, hook_owner: str) -> bytes:
 
 async def deploy_v4(
     w3: AsyncWeb3,
-    deployer_wallet: WalletClient,
+    deployer_wallet: Signer,
     *,
     owner: str,
     hook_owner_is_factory: bool = False,

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from web3 import AsyncWeb3
 
     from ..networks import Network
-    from ..wallet import WalletClient
+    from ..signer import Signer
 
 __all__ = ["OwnV4Deployment", "deploy_own_v4", "own_deployments_path", "recorded_own_v4"]
 
@@ -122,7 +122,7 @@ async def _pool_initialised(w3: AsyncWeb3, pool_manager: str, key: PoolKey) -> b
     return int.from_bytes(bytes(word)[12:], "big") != 0  # slot0's sqrtPriceX96 (low 160 bits)
 
 
-async def _store_key(wallet: WalletClient, network: Network) -> str:
+async def _store_key(wallet: Signer, network: Network) -> str:
     """Chain id, genesis block (a chain restarted under the same id is another chain),
     owner and PoolManager: what one recorded deployment belongs to."""
     chain_id = await wallet.chain_id()
@@ -166,7 +166,7 @@ def _deployment(
 
 
 async def recorded_own_v4(
-    wallet: WalletClient, network: Network, *, store: Path | None = None
+    wallet: Signer, network: Network, *, store: Path | None = None
 ) -> OwnV4Deployment | None:
     """``wallet``'s complete own deployment on ``network`` from the store, if its contracts
     and pool are still on chain; None otherwise. Sends nothing (what the dashboard uses to
@@ -197,7 +197,7 @@ async def recorded_own_v4(
 
 
 async def deploy_own_v4(
-    wallet: WalletClient, network: Network, *, store: Path | None = None
+    wallet: Signer, network: Network, *, store: Path | None = None
 ) -> OwnV4Deployment:
     """Deploy (or reuse) ``wallet``'s own hook, adapter and pool next to ``network``'s
     PoolManager; ``wallet`` owns both and provides the liquidity. See the module docstring.

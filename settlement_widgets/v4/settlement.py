@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..addresses import validate_address
 from ..errors import InvalidSignatureError, SettlementValueError
 from .base import Tx, V4ProviderBase, check_uint
-from .intents import UINT256_MAX, Intent, intent_digest, sign_intent
+from .intents import UINT256_MAX, Intent, intent_digest, recover_intent_signer
 from .pool import PoolKey, SwapParams, exact_input_swap
 
 __all__ = ["SettlementMixin"]
@@ -63,8 +63,20 @@ class SettlementMixin(V4ProviderBase):
         return bytes(raw)
 
     async def sign_intent(self, intent: Intent) -> Intent:
-        """``intent`` signed by this wallet, which must be the intent's user."""
-        signed = sign_intent(intent, self.wallet.key, await self.eip712_domain())
+        """``intent`` signed by this wallet (``eth_signTypedData_v4`` for a browser wallet),
+        which must be the intent's user: the adapter checks the signature against
+        ``intent.user``, so any other account could only produce a rejected intent."""
+        if intent.user != self.wallet.address:
+            raise InvalidSignatureError(
+                f"the wallet is {self.wallet.address}, but the intent's user is {intent.user}: "
+                "only the user can sign their intent"
+            )
+        domain = await self.eip712_domain()
+        signed = intent.with_signature(await self.wallet.sign_typed_data(intent.typed_data(domain)))
+        if recover_intent_signer(signed, domain) != intent.user:
+            raise InvalidSignatureError(
+                f"the wallet signed the intent with another account than {intent.user}"
+            )
         self._record(
             "sign_intent",
             "off-chain",
