@@ -27,11 +27,17 @@ revert decoding.
 from __future__ import annotations
 
 import abc
+import contextlib
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import ChainUnavailableError, SettlementTimeoutError, TransactionFailedError
+from .errors import (
+    ChainUnavailableError,
+    ConfigurationError,
+    SettlementTimeoutError,
+    TransactionFailedError,
+)
 
 if TYPE_CHECKING:
     from web3 import AsyncWeb3
@@ -99,8 +105,8 @@ def _eth_tester_revert_bytes(exc: BaseException) -> bytes | None:
 class Signer(abc.ABC):
     """An account that signs and sends on one chain (see the module docstring).
 
-    Subclasses implement ``address``, ``w3``, :meth:`sign_typed_data`, :meth:`sign_message`
-    and :meth:`send_transaction`; everything else is shared.
+    Subclasses implement ``address``, :meth:`sign_typed_data`, :meth:`sign_message` and
+    :meth:`send_transaction`, and call :meth:`_read_connection`; everything else is shared.
     """
 
     #: seconds to wait for a receipt
@@ -112,11 +118,6 @@ class Signer(abc.ABC):
     @abc.abstractmethod
     def address(self) -> str:
         """The account's EIP-55 address."""
-
-    @property
-    @abc.abstractmethod
-    def w3(self) -> AsyncWeb3:
-        """The read connection to the chain (JSON-RPC), also used to estimate gas."""
 
     @abc.abstractmethod
     async def sign_typed_data(self, full_message: Mapping[str, Any]) -> str:
@@ -149,18 +150,49 @@ class Signer(abc.ABC):
 
     # --- shared ---------------------------------------------------------------------------
 
+    # --- the read connection ------------------------------------------------------------
+
+    #: what to say when there is no read connection (subclasses name their own way to one)
+    _no_connection_hint = "pass rpc_url= or w3="
+    _rpc_url: str | None = None
+    _w3: AsyncWeb3 | None = None
+    _owns_w3: bool = True
+
+    def _read_connection(self, rpc_url: str | None, w3: AsyncWeb3 | None) -> None:
+        """Use ``w3`` (its owner closes it), else open one from ``rpc_url`` at first use."""
+        self._rpc_url, self._w3, self._owns_w3 = rpc_url, w3, w3 is None
+
     @property
     def rpc_url(self) -> str | None:
         """The JSON-RPC URL of the read connection, when it has one."""
-        return None
+        return self._rpc_url
+
+    @property
+    def w3(self) -> AsyncWeb3:
+        """The read connection to the chain (HTTP or WebSocket JSON-RPC), also used to
+        estimate gas; opened from ``rpc_url`` at first use."""
+        if self._w3 is None:
+            if not self._rpc_url:
+                raise ConfigurationError(f"no chain connection: {self._no_connection_hint}")
+            from web3 import AsyncHTTPProvider, AsyncWeb3, WebSocketProvider
+
+            if self._rpc_url.startswith(("ws://", "wss://")):
+                self._w3 = AsyncWeb3(WebSocketProvider(self._rpc_url))
+            else:
+                self._w3 = AsyncWeb3(AsyncHTTPProvider(self._rpc_url))
+        return self._w3
+
+    async def aclose(self) -> None:
+        """Close the connection opened from ``rpc_url`` (an HTTP session or a WebSocket); a
+        ``w3`` passed in belongs to its owner. The signer reconnects if used again."""
+        w3, self._w3 = self._w3, (None if self._owns_w3 else self._w3)
+        if self._owns_w3 and w3 is not None:
+            with contextlib.suppress(Exception):
+                await w3.provider.disconnect()
 
     def reset_nonce(self) -> None:
         """Forget any cached nonce (after the chain went back); a no-op unless the signer
         assigns nonces itself."""
-        return None
-
-    async def aclose(self) -> None:
-        """Release connections the signer opened (none by default)."""
         return None
 
     async def send(

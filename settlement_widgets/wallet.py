@@ -13,7 +13,6 @@ address only; ``repr(wallet)`` never shows the key.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,8 @@ class WalletClient(Signer):
     created lazily from ``rpc_url`` (HTTP or WebSocket JSON-RPC).
     """
 
+    _no_connection_hint = "pass rpc_url= or w3= (on Sepolia set SEPOLIA_RPC_URL)"
+
     def __init__(
         self,
         private_key: str | bytes | PrivateKey,
@@ -46,10 +47,7 @@ class WalletClient(Signer):
         receipt_timeout: float = 120.0,
     ) -> None:
         self._key = private_key if isinstance(private_key, PrivateKey) else PrivateKey(private_key)
-        self._rpc_url = rpc_url
-        self._w3 = w3
-        #: the connection is ours to close only when we opened it from ``rpc_url``
-        self._owns_w3 = w3 is None
+        self._read_connection(rpc_url, w3)
         self._nonce_lock = asyncio.Lock()
         self._next_nonce: int | None = None
         self.receipt_timeout = receipt_timeout
@@ -79,35 +77,6 @@ class WalletClient(Signer):
     def key(self) -> PrivateKey:
         """The signing key object (its repr never reveals the secret)."""
         return self._key
-
-    @property
-    def rpc_url(self) -> str | None:
-        return self._rpc_url
-
-    @property
-    def w3(self) -> AsyncWeb3:
-        if self._w3 is None:
-            if not self._rpc_url:
-                raise ConfigurationError(
-                    "this wallet has no chain connection: pass rpc_url= or w3= "
-                    "(on Sepolia set SEPOLIA_RPC_URL)"
-                )
-            from web3 import AsyncHTTPProvider, AsyncWeb3, WebSocketProvider
-
-            if self._rpc_url.startswith(("ws://", "wss://")):
-                self._w3 = AsyncWeb3(WebSocketProvider(self._rpc_url))
-            else:
-                self._w3 = AsyncWeb3(AsyncHTTPProvider(self._rpc_url))
-        return self._w3
-
-    async def aclose(self) -> None:
-        """Close the connection this wallet opened from ``rpc_url`` (an HTTP session or a
-        WebSocket); a ``w3`` passed in belongs to its owner. The wallet reconnects if used
-        again."""
-        w3, self._w3 = self._w3, (None if self._owns_w3 else self._w3)
-        if self._owns_w3 and w3 is not None:
-            with contextlib.suppress(Exception):
-                await w3.provider.disconnect()
 
     def __repr__(self) -> str:
         return f"WalletClient(address={self.address!r}, rpc_url={self._rpc_url!r})"

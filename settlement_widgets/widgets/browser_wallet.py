@@ -140,6 +140,7 @@ class BrowserWallet(Signer, anywidget.AnyWidget, metaclass=_WidgetSignerMeta):  
     ``await wallet.connect()`` or click its *Connect wallet* button.
     """
 
+    _no_connection_hint = "pass network= (with an RPC URL), rpc_url= or w3= for the reads"
     _esm = _STATIC / "browser_wallet.js"
     _css = _STATIC / "browser_wallet.css"
 
@@ -171,9 +172,7 @@ class BrowserWallet(Signer, anywidget.AnyWidget, metaclass=_WidgetSignerMeta):  
             kwargs.setdefault("target_chain", chain_parameters(network))
         super().__init__(**kwargs)
         self.network = network
-        self._rpc_url = rpc_url or (network.rpc_url if network is not None else None)
-        self._w3 = w3
-        self._owns_w3 = w3 is None
+        self._read_connection(rpc_url or (network.rpc_url if network is not None else None), w3)
         self.timeout = float(timeout)
         self.hello_timeout = float(hello_timeout)
         self._ids = itertools.count(1)
@@ -329,28 +328,6 @@ class BrowserWallet(Signer, anywidget.AnyWidget, metaclass=_WidgetSignerMeta):  
                 "wallet.connect())"
             )
         return validate_address(self.account, field="account")
-
-    @property
-    def rpc_url(self) -> str | None:
-        return self._rpc_url
-
-    @property
-    def w3(self) -> AsyncWeb3:
-        if self._w3 is None:
-            if not self._rpc_url:
-                raise ConfigurationError(
-                    "the browser wallet needs a read connection: pass network= (with an RPC "
-                    "URL), rpc_url= or w3="
-                )
-            from web3 import AsyncHTTPProvider, AsyncWeb3
-
-            self._w3 = AsyncWeb3(AsyncHTTPProvider(self._rpc_url))
-        return self._w3
-
-    async def aclose(self) -> None:
-        w3, self._w3 = self._w3, (None if self._owns_w3 else self._w3)
-        if self._owns_w3 and w3 is not None:
-            await w3.provider.disconnect()
 
     async def chain_id(self) -> int:
         """The chain the wallet is on now (it may differ from the network's)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -205,17 +206,37 @@ class _LazyWallet:
         return self.inner.rpc(method, params)
 
 
+@dataclass
+class _WalletPage:
+    """A page with the test wallet injected and its WebSocket frames kept."""
+
+    page: Page
+    wallet: _LazyWallet
+    frames: _Frames
+    loopback: LoopbackPage
+
+    def finish(self) -> None:
+        """No key reached the page, and the page asked nothing of another host."""
+        self.frames.assert_no_key()
+        assert self.loopback.blocked == []
+
+
+@pytest.fixture
+def wallet_page(wallet_lab: Lab, loopback_page: LoopbackPage) -> _WalletPage:
+    page = loopback_page.page
+    page.set_default_timeout(T)
+    frames = _Frames(page)  # before the first navigation: every socket is seen
+    return _WalletPage(page, _with_wallet(loopback_page, wallet_lab), frames, loopback_page)
+
+
 def _output(page: Page, text: str) -> None:
     expect(page.locator(".jp-OutputArea-output").filter(has_text=text).first).to_be_visible()
 
 
 def test_connect_sign_send_hold_and_reject_in_jupyterlab(
-    wallet_lab: Lab, loopback_page: LoopbackPage
+    wallet_lab: Lab, wallet_page: _WalletPage
 ) -> None:
-    page = loopback_page.page
-    page.set_default_timeout(T)
-    frames = _Frames(page)
-    wallet = _with_wallet(loopback_page, wallet_lab)
+    page, wallet = wallet_page.page, wallet_page.wallet
     page.goto(wallet_lab.page_url("lab/workspaces/wallet-checks/tree/wallet_checks.ipynb"))
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle")
     page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
@@ -256,19 +277,15 @@ def test_connect_sign_send_hold_and_reject_in_jupyterlab(
         "eth_sendTransaction",
     } <= wallet.methods()
     # the page only ever saw the wallet's requests (no key, and each request is one it passed on)
-    frames.assert_no_key()
-    sent_to_page = frames.wallet_requests()
+    sent_to_page = wallet_page.frames.wallet_requests()
     assert sent_to_page and set(sent_to_page) <= WALLET_METHODS
-    assert loopback_page.blocked == []
+    wallet_page.finish()
 
 
 def test_channel_lifecycle_signed_by_the_browser_wallet_in_jupyterlab(
-    wallet_lab: Lab, loopback_page: LoopbackPage
+    wallet_lab: Lab, wallet_page: _WalletPage
 ) -> None:
-    page = loopback_page.page
-    page.set_default_timeout(T)
-    frames = _Frames(page)
-    wallet = _with_wallet(loopback_page, wallet_lab)
+    page, wallet = wallet_page.page, wallet_page.wallet
     _run_all(page, wallet_lab, "wallet-03", "03_channel_lifecycle.ipynb")
     status = page.locator(".sw-status-panel .sw-row[data-label='Status'] .sw-value")
     expect(status).to_have_text("FINAL")
@@ -279,35 +296,27 @@ def test_channel_lifecycle_signed_by_the_browser_wallet_in_jupyterlab(
     methods = [m for m, _ in wallet.requests]
     assert methods.count("personal_sign") >= 3  # create, resize, close (and the challenge)
     assert methods.count("eth_sendTransaction") >= 4  # create, approve, deposit, resize, ...
-    frames.assert_no_key()
     page.screenshot(path=str(ARTIFACTS / "lab-wallet-03.png"), full_page=True)
-    assert loopback_page.blocked == []
+    wallet_page.finish()
 
 
 def test_v4_intent_signed_by_the_browser_wallet_in_jupyterlab(
-    wallet_lab: Lab, loopback_page: LoopbackPage
+    wallet_lab: Lab, wallet_page: _WalletPage
 ) -> None:
-    page = loopback_page.page
-    page.set_default_timeout(T)
-    frames = _Frames(page)
-    wallet = _with_wallet(loopback_page, wallet_lab)
+    page, wallet = wallet_page.page, wallet_page.wallet
     _run_all(page, wallet_lab, "wallet-04", "04_v4_contracts.ipynb")
     _output(page, "recovers to the user")
     typed = [json.loads(p[1]) for m, p in wallet.requests if m == "eth_signTypedData_v4"]
     assert typed and all(t["primaryType"] == "Intent" for t in typed)
     assert all(t["message"]["user"] == wallet.address for t in typed)
     assert "eth_sendTransaction" in wallet.methods()  # the adapter's approval
-    frames.assert_no_key()
-    assert loopback_page.blocked == []
+    wallet_page.finish()
 
 
 def test_dashboard_with_the_browser_wallet_in_voila(
-    wallet_lab: Lab, loopback_page: LoopbackPage
+    wallet_lab: Lab, wallet_page: _WalletPage
 ) -> None:
-    page = loopback_page.page
-    page.set_default_timeout(T)
-    frames = _Frames(page)
-    wallet = _with_wallet(loopback_page, wallet_lab)
+    page, wallet = wallet_page.page, wallet_page.wallet
     page.goto(wallet_lab.page_url("voila/render/dashboard.ipynb"))
     card = page.locator(".sw-dashboard .sw-wallet")
     expect(card).to_be_visible()
@@ -316,8 +325,7 @@ def test_dashboard_with_the_browser_wallet_in_voila(
     expect(card.locator(".sw-wallet-account")).to_have_attribute("data-account", wallet.address)
     _click_through(page, wallet_lab, "Voila-wallet")
     assert {"personal_sign", "eth_signTypedData_v4", "eth_sendTransaction"} <= wallet.methods()
-    frames.assert_no_key()
-    assert loopback_page.blocked == []
+    wallet_page.finish()
 
 
 def test_a_page_without_a_wallet_says_so_in_jupyterlab_and_voila(
