@@ -14,6 +14,7 @@ from settlement_widgets.errors import ConfigurationError, InvalidNetworkError, U
 from settlement_widgets.methods import settlement_config
 from settlement_widgets.networks import SEPOLIA, get_network
 from settlement_widgets.notebook import open_session, start_api_server
+from settlement_widgets.widgets.browser_wallet import BrowserWallet
 
 pytestmark = pytest.mark.slow
 
@@ -119,7 +120,13 @@ async def test_sepolia_session_needs_rpc_url_and_key(monkeypatch: pytest.MonkeyP
         await open_session("sepolia")
     monkeypatch.setenv("SEPOLIA_RPC_URL", "http://127.0.0.1:9/")
     with pytest.raises(ConfigurationError, match="SETTLEMENT_PRIVATE_KEY"):
-        await open_session("sepolia")
+        await open_session("sepolia", wallet="key")
+    # without a key, the browser's wallet is the way in (it connects when a page shows it)
+    keyless = await open_session("sepolia")
+    assert isinstance(keyless.user, BrowserWallet) and keyless.operator is keyless.user
+    assert keyless.user.target_chain["chainId"] == hex(keyless.network.chain_id)
+    assert "browser wallet (not connected)" in repr(keyless)
+    await keyless.aclose()
     monkeypatch.setenv("SETTLEMENT_PRIVATE_KEY", "0x" + "11" * 32)
     session = await open_session("sepolia")
     assert session.sandbox is None and session.operator is session.user
