@@ -468,7 +468,8 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         ok = False
         failure: LogLine | None = None
         try:
-            await self._connected()
+            # a browser wallet not yet connected is asked first (its card shows the request)
+            await self.user.ensure_connected()
             await run()
             ok = True
         except SettlementError as exc:
@@ -486,13 +487,6 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             elif ok:
                 self._add_log(LogLine("ok", f"{label}: done", elapsed=bar.elapsed))
             self._set_busy(False, action)
-
-    async def _connected(self) -> None:
-        """A browser wallet not yet connected is asked first (its person sees the request
-        in the wallet card above the actions)."""
-        user = self.user
-        if getattr(user, "account", None) == "" and hasattr(user, "connect"):
-            await user.connect()
 
     def _set_busy(self, busy: bool, action: Action) -> None:
         self._busy = busy

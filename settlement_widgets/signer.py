@@ -190,6 +190,11 @@ class Signer(abc.ABC):
             with contextlib.suppress(Exception):
                 await w3.provider.disconnect()
 
+    async def ensure_connected(self) -> None:
+        """Make ``address`` usable: a key always is; a browser wallet asks its person to
+        connect (``eth_requestAccounts``) the first time."""
+        return None
+
     def reset_nonce(self) -> None:
         """Forget any cached nonce (after the chain went back); a no-op unless the signer
         assigns nonces itself."""

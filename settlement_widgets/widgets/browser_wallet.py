@@ -292,6 +292,10 @@ class BrowserWallet(Signer, anywidget.AnyWidget, metaclass=_WidgetSignerMeta):  
             await self.switch_chain()
         return self.account
 
+    async def ensure_connected(self) -> None:
+        if not self.account:
+            await self.connect()
+
     async def _read_chain(self) -> int:
         raw = await self.request("eth_chainId")
         try:

@@ -162,3 +162,13 @@ def test_the_session_signs_with_the_key_unless_told_or_keyless_on_sepolia(
     assert _wallet_kind("key", "local") == "key"
     with pytest.raises(UnknownOptionError, match="unknown wallet 'ledger'"):
         _wallet_kind("ledger", "local")
+
+
+async def test_ensure_connected_asks_the_wallet_once_and_a_key_never() -> None:
+    wallet = BrowserWallet()
+    page = _Page(wallet, lambda m, p: {"result": [ACCOUNT]} if "Acc" in m else {"result": "0x1"})
+    await wallet.ensure_connected()
+    await wallet.ensure_connected()
+    assert [m["method"] for m in page.sent] == ["eth_requestAccounts", "eth_chainId"]
+    key_wallet = WalletClient(PrivateKey.generate())
+    await key_wallet.ensure_connected()  # no connection needed, nothing asked
