@@ -64,7 +64,14 @@ async def balance(wallet: WalletClient, token_address: str, who: str | None = No
 
 
 async def mined_on(wallet: WalletClient, tx_hash: str) -> Any:
-    return await wallet.w3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
+    """The receipt, waiting for it: ``send`` returns when the node has the transaction, and
+    anvil's automine may commit the block a moment later (a reverted one included, which
+    ``wallet.wait`` would raise on)."""
+    return await wallet.w3.eth.wait_for_transaction_receipt(
+        tx_hash,  # type: ignore[arg-type]
+        timeout=60,
+        poll_latency=0.05,
+    )
 
 
 async def test_best_usdc_route_is_executed_and_tracked_to_done(
