@@ -69,7 +69,7 @@ function compile() {
   const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImport }));
   const errors = (output.errors || []).filter((e) => e.severity === 'error');
   for (const e of output.errors || []) {
-    if (e.severity !== 'error' && !/SPDX|Unreachable code|[Tt]ransient storage/.test(e.message)) {
+    if (e.severity !== 'error' && !/SPDX|Unreachable code|[Tt]ransient storage|will be promoted to keyword/.test(e.message)) {
       process.stderr.write(e.formattedMessage + '\n');
     }
   }

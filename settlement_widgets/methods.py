@@ -124,17 +124,22 @@ def settlement_config(network: Any = None) -> dict[str, Any]:
 
     net: Network = network if isinstance(network, Network) else get_network(network)
     c = net.contracts
+    channel: dict[str, Any] = {
+        "status": "demo",
+        "network": net.name,
+        "chainId": net.chain_id,
+        "contracts": {"custody": c.custody, "adjudicator": c.adjudicator},
+        "nodeUrl": net.node_url,
+        "faucetUrl": net.faucet_url,
+    }
+    if net.protocol != "nitrolite-v0.5":
+        # the spec's body is v0.5's; a v1 network says so and names its ChannelHub
+        channel["protocol"] = net.protocol
+        channel["contracts"] = {"channelHub": c.channel_hub}
     return {
         "methods": {
             "aggregator": {"status": "live", "description": AGGREGATOR_DESCRIPTION},
-            "channel": {
-                "status": "demo",
-                "network": net.name,
-                "chainId": net.chain_id,
-                "contracts": {"custody": c.custody, "adjudicator": c.adjudicator},
-                "nodeUrl": net.node_url,
-                "faucetUrl": net.faucet_url,
-            },
+            "channel": channel,
             "v4": {
                 "status": "demo",
                 "network": net.name,

@@ -23,8 +23,13 @@ from .errors import ConfigurationError, InvalidNetworkError
 
 __all__ = [
     "NETWORK_NAMES",
+    "PROTOCOLS",
+    "PROTOCOL_V05",
+    "PROTOCOL_V1",
+    "PUBLIC_NETWORKS",
     "SEPOLIA",
     "SEPOLIA_ENV",
+    "SEPOLIA_V1",
     "Explorer",
     "Network",
     "NetworkContracts",
@@ -34,7 +39,16 @@ __all__ = [
     "settlement_home",
 ]
 
-NETWORK_NAMES = ("local", "sepolia")
+NETWORK_NAMES = ("local", "sepolia", "sepolia-v1")
+#: the networks that are public chains (read through ``SEPOLIA_RPC_URL``), not a sandbox
+PUBLIC_NETWORKS = ("sepolia", "sepolia-v1")
+
+#: the channel method's wire protocols: Nitrolite v0.5 (ClearNode, Custody) and Nitrolite v1
+#: (Nitronode, ChannelHub). A profile names one, so the provider picks its client from the
+#: profile and never from a URL's look.
+PROTOCOL_V05 = "nitrolite-v0.5"
+PROTOCOL_V1 = "nitrolite-v1"
+PROTOCOLS = (PROTOCOL_V05, PROTOCOL_V1)
 
 
 @dataclass(frozen=True)
@@ -59,10 +73,16 @@ class NetworkContracts:
     policy_hook: str
     settlement_adapter: str
     pool_manager: str
+    #: Nitrolite v1's ChannelHub (None where the network runs no v1 node)
+    channel_hub: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("custody", "adjudicator", "policy_hook", "settlement_adapter", "pool_manager"):
             object.__setattr__(self, name, validate_address(getattr(self, name), field=name))
+        if self.channel_hub is not None:
+            object.__setattr__(
+                self, "channel_hub", validate_address(self.channel_hub, field="channel_hub")
+            )
 
 
 @dataclass(frozen=True)
@@ -88,11 +108,21 @@ class Network:
     #: id (31337), so stores key local data by this id (None for public networks, whose
     #: chain id is unique)
     instance: str | None = None
+    #: the channel method's protocol at ``node_url``: ``"nitrolite-v0.5"`` or ``"nitrolite-v1"``
+    protocol: str = PROTOCOL_V05
 
     def __post_init__(self) -> None:
         if self.name not in NETWORK_NAMES:
             raise InvalidNetworkError(
                 f"unknown network {self.name!r}; valid networks: {', '.join(NETWORK_NAMES)}"
+            )
+        if self.protocol not in PROTOCOLS:
+            raise InvalidNetworkError(
+                f"unknown channel protocol {self.protocol!r}; valid: {', '.join(PROTOCOLS)}"
+            )
+        if self.protocol == PROTOCOL_V1 and self.contracts.channel_hub is None:
+            raise InvalidNetworkError(
+                f"network {self.name!r} speaks {PROTOCOL_V1} but names no ChannelHub contract"
             )
         if not isinstance(self.chain_id, int) or self.chain_id <= 0:
             raise InvalidNetworkError(f"chain_id must be a positive integer, got {self.chain_id!r}")
@@ -116,6 +146,7 @@ class Network:
                 "policyHook": c.policy_hook,
                 "settlementAdapter": c.settlement_adapter,
                 "poolManager": c.pool_manager,
+                "channelHub": c.channel_hub,
             },
             "nodeUrl": self.node_url,
             "faucetUrl": self.faucet_url,
@@ -127,6 +158,7 @@ class Network:
             "assetDecimals": self.asset_decimals,
             "extra": self.extra,
             "instance": self.instance,
+            "protocol": self.protocol,
         }
 
     @classmethod
@@ -142,6 +174,7 @@ class Network:
                     policy_hook=c["policyHook"],
                     settlement_adapter=c["settlementAdapter"],
                     pool_manager=c["poolManager"],
+                    channel_hub=c.get("channelHub"),
                 ),
                 node_url=data["nodeUrl"],
                 faucet_url=data["faucetUrl"],
@@ -153,6 +186,7 @@ class Network:
                 asset_decimals=int(data.get("assetDecimals", 6)),
                 extra=dict(data.get("extra") or {}),
                 instance=data.get("instance"),
+                protocol=data.get("protocol", PROTOCOL_V05),
             )
         except (KeyError, TypeError) as exc:
             raise ConfigurationError(
@@ -181,6 +215,22 @@ SEPOLIA = Network(
     token="0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb",
 )
 
+#: Sepolia with Yellow's Nitrolite v1 sandbox (Nitronode, v1.3.0+ host) and its ChannelHub
+#: (reference/nitrolite-v1 §1, §8). The v4 contracts are Sepolia's, as in :data:`SEPOLIA`; the
+#: v1 asset is ``yusd`` and its token is read from the node (``node.v1.get_assets``), so no
+#: token is pinned here.
+SEPOLIA_V1 = replace(
+    SEPOLIA,
+    name="sepolia-v1",
+    contracts=replace(SEPOLIA.contracts, channel_hub="0x5dba8515af063db0c243c15ece7b99f91459c7c3"),
+    node_url="wss://nitronode-sandbox.yellow.org/v1/ws",
+    faucet_url="https://nitronode-sandbox.yellow.org/v1/faucet-app/requestTokens",
+    token=None,
+    asset_symbol="yusd",
+    asset_decimals=6,
+    protocol=PROTOCOL_V1,
+)
+
 
 def local(
     *,
@@ -198,6 +248,8 @@ def local(
     token: str | None = None,
     extra: dict[str, Any] | None = None,
     instance: str | None = None,
+    channel_hub: str | None = None,
+    protocol: str = PROTOCOL_V05,
 ) -> Network:
     """A profile for the local sandbox (built by the sandbox once it has deployed)."""
     return Network(
@@ -209,6 +261,7 @@ def local(
             policy_hook=policy_hook,
             settlement_adapter=settlement_adapter,
             pool_manager=pool_manager,
+            channel_hub=channel_hub,
         ),
         node_url=node_url,
         faucet_url=faucet_url,
@@ -218,6 +271,7 @@ def local(
         token=token,
         extra=dict(extra or {}),
         instance=instance,
+        protocol=protocol,
     )
 
 
@@ -250,7 +304,7 @@ _SCHEMES = {
 }
 
 
-def sepolia_from_env() -> Network:
+def sepolia_from_env(base: Network = SEPOLIA) -> Network:
     """:data:`SEPOLIA` with the overrides of :data:`SEPOLIA_ENV` that are set: the JSON-RPC
     URL (``SEPOLIA_RPC_URL``), the relay's WebSocket (``SETTLEMENT_RELAY_URL``) and the
     faucet (``SETTLEMENT_FAUCET_URL``). Contracts, chain id and explorer stay Sepolia's. A
@@ -265,7 +319,7 @@ def sepolia_from_env() -> Network:
                 f"{var} must start with {' or '.join(_SCHEMES[field_name])}, got {value[:80]!r}"
             )
         changes[field_name] = value
-    return replace(SEPOLIA, **changes) if changes else SEPOLIA
+    return replace(base, **changes) if changes else base
 
 
 def get_network(name: str | None = None) -> Network:
@@ -284,6 +338,8 @@ def get_network(name: str | None = None) -> Network:
         )
     if key == "sepolia":
         return sepolia_from_env()
+    if key == "sepolia-v1":
+        return sepolia_from_env(SEPOLIA_V1)
     path = _profile_path()
     try:
         data = json.loads(path.read_text())

@@ -47,7 +47,7 @@ from .errors import (
     UnavailableError,
     UnknownOptionError,
 )
-from .networks import NETWORK_NAMES, Network
+from .networks import NETWORK_NAMES, PUBLIC_NETWORKS, Network
 from .progress import ProgressBar, progress_percent, with_progress
 
 if TYPE_CHECKING:
@@ -176,8 +176,8 @@ async def open_session(
     """
     name = _network_name(network)
     kind = _wallet_kind(wallet, name)
-    if name == "sepolia":
-        return _sepolia_session(kind)
+    if name in PUBLIC_NETWORKS:
+        return _sepolia_session(kind, name)
     from .sandbox.shared import EXPLORER_ENV, PROFILE_ENV
 
     shared_profile = os.environ.get(PROFILE_ENV)
@@ -254,7 +254,7 @@ def _wallet_kind(wallet: str | None, network: str) -> str:
     chosen = wallet if wallet is not None else os.environ.get("SETTLEMENT_WALLET", "")
     kind = chosen.strip().lower()
     if not kind:
-        keyless = network == "sepolia" and not os.environ.get("SETTLEMENT_PRIVATE_KEY")
+        keyless = network in PUBLIC_NETWORKS and not os.environ.get("SETTLEMENT_PRIVATE_KEY")
         return "browser" if keyless else "key"
     if kind not in _WALLET_KINDS:
         raise UnknownOptionError(
@@ -276,11 +276,11 @@ def _with_wallet(session: NotebookSession, kind: str) -> NotebookSession:
     return session
 
 
-def _sepolia_session(kind: str) -> NotebookSession:
+def _sepolia_session(kind: str, name: str = "sepolia") -> NotebookSession:
     from .networks import get_network, settlement_home
     from .wallet import WalletClient
 
-    network = get_network("sepolia")
+    network = get_network(name)
     if not network.rpc_url:
         raise ConfigurationError(
             "SETTLEMENT_NETWORK=sepolia needs SEPOLIA_RPC_URL (a Sepolia JSON-RPC endpoint for "
@@ -441,7 +441,7 @@ async def start_api_server(
         if key not in ENDPOINT_WITHHELD_ENV
     }
     child_env["JUPYTER_TOKEN"] = token
-    if isinstance(network, Network) and network.rpc_url and name == "sepolia":
+    if isinstance(network, Network) and network.rpc_url and name in PUBLIC_NETWORKS:
         child_env["SEPOLIA_RPC_URL"] = network.rpc_url
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -280,9 +280,10 @@ class RelayConnection:
             )
         else:
             hint = (
-                " Yellow's network now runs Nitrolite v1: point the channel method at a v0.5 "
-                "ClearNode (the local sandbox's relay is one; see the README's list of "
-                "endpoints), or use the v1 client when it is available."
+                " Yellow's network now runs Nitrolite v1: use a v1 profile, which picks the "
+                "v1 client (SETTLEMENT_NETWORK=sepolia-v1, LocalSandbox(protocol='v1'), or a "
+                "Network with protocol='nitrolite-v1'), or point this one at a v0.5 ClearNode "
+                "(see the README's list of endpoints)."
                 if seen.kind == "nitrolite-v1"
                 else " Check the relay URL (SETTLEMENT_RELAY_URL or the network profile)."
             )

@@ -12,7 +12,7 @@ stderr, and the command exits with status 3; a vector whose computation fails is
 
 Each group's function lives with the code it checks (``VECTORS`` in :mod:`.wire`,
 :mod:`.decimals`, :mod:`.ids`, :mod:`.transitions`, :mod:`.state`, :mod:`.lifecycle`,
-:mod:`.calldata`, :mod:`.app_sessions`); this module only gathers them.
+:mod:`.calldata`, :mod:`.app_sessions`, :mod:`.client_calls`); this module only gathers them.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ GROUP_MODULES = (
     "lifecycle",
     "calldata",
     "app_sessions",
+    "client_calls",
 )
 
 

@@ -20,6 +20,7 @@ import contextlib
 import json
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +40,10 @@ if TYPE_CHECKING:
     from .crosschain.relayer import BridgeRelayer
     from .crosschain.routes import RouteServer
     from .deploy import ChannelDeployment
+    from .deploy_v1 import ChannelHubDeployment
     from .faucet import Faucet
     from .http import SandboxHttpServer
+    from .nitronode import NitronodeNode
     from .provision import ProvisionPlan
     from .relay import AssetConfig, NetworkConfig
     from .relay.server import RelayNode
@@ -54,9 +57,17 @@ __all__ = [
 ]
 
 _MAX_WALLETS = 8  # dev accounts 1..8 (0 deploys, 9 is spare)
+#: ``LocalSandbox(protocol=...)``: the channel method's protocol, by short or profile name
+_PROTOCOLS = {
+    "v0.5": "v0.5",
+    "nitrolite-v0.5": "v0.5",
+    "v1": "v1",
+    "nitrolite-v1": "v1",
+}
 _OPTIONS = frozenset(
     {
         "chain",
+        "protocol",
         "deterministic",
         "wallets",
         "v4",
@@ -147,6 +158,16 @@ class LocalSandbox:
         self.with_aggregator: bool = bool(options.get("aggregator", False))
         self.bridge_block_time: float = float(options.get("bridge_block_time", 0.2))
         self.use_snapshot: bool = bool(options.get("snapshot", True))
+        protocol = options.get("protocol", "v0.5")
+        if protocol not in _PROTOCOLS:
+            raise SettlementValueError(
+                f"protocol must be one of {', '.join(sorted(_PROTOCOLS))}, got {protocol!r}"
+            )
+        #: the channel method's protocol: ``"v0.5"`` (ClearNode relay, Custody) or ``"v1"``
+        #: (a Nitronode and a ChannelHub, beside the v0.5 relay that serves the faucet)
+        self.protocol: str = _PROTOCOLS[protocol]
+        self.hub: ChannelHubDeployment | None = None
+        self.nitronode: NitronodeNode | None = None
         #: ``"snapshot"`` (the chain was resumed from one) or ``"deployed"``, once started
         self.started_from: str | None = None
         self.chain: Chain | None = None
@@ -364,6 +385,8 @@ class LocalSandbox:
                 "httpUrl": base,
             },
         )
+        if self.protocol == "v1":
+            network = await self._start_v1(network, deployer, broker)
         if self.v4 is not None:
             network = self.v4.apply_to(network)
         self._network = network
@@ -380,6 +403,59 @@ class LocalSandbox:
         http.set_profile(network.to_json())
         if self.write_profile:
             self._profile_path = write_profile(network)
+
+    async def _start_v1(
+        self, network: Network, deployer: WalletClient, broker: WalletClient
+    ) -> Network:
+        """Nitrolite v1 beside v0.5: our ChannelHub (over the same test token), its node's
+        vault funded by the broker, who is the v1 node too, and a Nitronode whose ledger
+        lives in ``data_dir``; the profile's ``node_url`` becomes the Nitronode's."""
+        from ..channel_v1.hub import ChannelHubClient, HubChainView
+        from ..networks import PROTOCOL_V1
+        from .deploy_v1 import deploy_channel_hub
+        from .nitronode import NitronodeConfig, NitronodeNode, NodeAsset, NodeChain, NodeToken
+
+        assert self.chain is not None and self.deployment is not None and self.data_dir
+        deployment = self.deployment
+        hub = await deploy_channel_hub(
+            self.chain,
+            deployer,
+            broker.address,
+            token=deployment.token,
+            fund=[broker.address],
+            fund_amount=self.broker_liquidity,
+            token_symbol=deployment.token_symbol,
+        )
+        self.hub = hub
+        node_hub = ChannelHubClient(broker, hub.hub)
+        if self.broker_liquidity:
+            await node_hub.approve(deployment.token, self.broker_liquidity)
+            await node_hub.deposit_to_node(deployment.token, self.broker_liquidity)
+        chain_id = self.chain.chain_id
+        node = NitronodeNode(
+            NitronodeConfig(
+                db_path=self.data_dir / "nitronode.sqlite",
+                node_key=self._broker_key,
+                chains=(NodeChain(chain_id, hub.hub),),
+                assets=(
+                    NodeAsset(
+                        symbol=deployment.token_symbol,
+                        decimals=deployment.token_decimals,
+                        tokens=(NodeToken(chain_id, deployment.token, deployment.token_decimals),),
+                    ),
+                ),
+                durability=self.durability,
+            ),
+            chain_view=HubChainView(node_hub),
+        )
+        self.nitronode = await node.start()
+        return replace(
+            network,
+            node_url=node.url,
+            contracts=replace(network.contracts, channel_hub=hub.hub),
+            protocol=PROTOCOL_V1,
+            extra={**network.extra, "nodeAddress": broker.address, "relayV05Url": network.node_url},
+        )
 
     async def _start_aggregator(
         self, network: Network, base: str, labels: dict[str, str]
@@ -486,7 +562,7 @@ class LocalSandbox:
         if self._profile_path is not None:
             remove_profile(self._profile_path, self._network)
             self._profile_path = None
-        for attr in ("http", "relay", "second_chain", "chain"):
+        for attr in ("http", "nitronode", "relay", "second_chain", "chain"):
             await close_quietly(getattr(self, attr))
             setattr(self, attr, None)
         if self._own_dir and self.data_dir is not None:

@@ -93,7 +93,11 @@ _TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _INTENT_NAMES = {0: "OPERATE", 1: "INITIALIZE", 2: "RESIZE", 3: "FINALIZE"}
 #: the custody contract's ChannelStatus enum
 _STATUS_NAMES = {0: "void", 1: "initial", 2: "active", 3: "dispute", 4: "final"}
-_NETWORK_DISPLAY = {"sepolia": "Sepolia", "local": "Local sandbox"}
+_NETWORK_DISPLAY = {
+    "sepolia": "Sepolia",
+    "sepolia-v1": "Sepolia · Nitrolite v1",
+    "local": "Local sandbox",
+}
 
 
 def status_colour(status: str | None) -> str:
@@ -143,7 +147,9 @@ class AddressLine:
 AggregatorSource = Literal["live", "local"]
 _AGGREGATOR_SOURCES: frozenset[str] = frozenset({"live", "local"})
 #: the pill of a method that runs on a network, per network name (other names are shown as is)
-_NETWORK_PILLS: Mapping[str, str] = MappingProxyType({"local": "local", "sepolia": "testnet"})
+_NETWORK_PILLS: Mapping[str, str] = MappingProxyType(
+    {"local": "local", "sepolia": "testnet", "sepolia-v1": "testnet"}
+)
 
 
 def aggregator_source(base_url: str | None) -> AggregatorSource:
@@ -220,7 +226,7 @@ class SelectorViewModel:
         if aggregator not in _AGGREGATOR_SOURCES:
             raise SettlementValueError(f"aggregator must be 'live' or 'local', got {aggregator!r}")
         display = _NETWORK_DISPLAY.get(network.name, network.name)
-        if network.name != "sepolia":
+        if network.name == "local":
             display = f"{display} · chain {network.chain_id}"
         cards = tuple(
             CardViewModel(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from settlement_widgets.errors import ConfigurationError, InvalidAddressError, InvalidNetworkError
-from settlement_widgets.networks import SEPOLIA, Network, get_network, local
+from settlement_widgets.networks import SEPOLIA, SEPOLIA_V1, Network, get_network, local
 
 ADDR = [
     "0x5FbDB2315678afecb367f032d93F642f64180aa3",
@@ -68,7 +69,7 @@ def test_get_network_sepolia_reads_rpc_url(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_invalid_network_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SETTLEMENT_NETWORK", "mainnet")
-    with pytest.raises(InvalidNetworkError, match="valid networks: local, sepolia"):
+    with pytest.raises(InvalidNetworkError, match="valid networks: local, sepolia, sepolia-v1"):
         get_network()
     with pytest.raises(InvalidNetworkError, match="'goerli'"):
         get_network("goerli")
@@ -131,3 +132,66 @@ def test_unset_or_blank_overrides_leave_sepolia_as_it_is(monkeypatch: pytest.Mon
     for var in ("SEPOLIA_RPC_URL", "SETTLEMENT_RELAY_URL", "SETTLEMENT_FAUCET_URL"):
         monkeypatch.setenv(var, "  ")
     assert get_network("sepolia") == SEPOLIA
+
+
+def test_profiles_name_their_channel_protocol() -> None:
+    assert SEPOLIA.protocol == "nitrolite-v0.5" and SEPOLIA.contracts.channel_hub is None
+    assert _local().protocol == "nitrolite-v0.5"
+    assert SEPOLIA_V1.protocol == "nitrolite-v1"
+    assert SEPOLIA_V1.chain_id == SEPOLIA.chain_id
+    # the reference's v1.3.0 ChannelHub on Sepolia, EIP-55 checksummed
+    assert SEPOLIA_V1.contracts.channel_hub == "0x5DBa8515af063Db0c243C15eCE7B99F91459C7C3"
+    assert SEPOLIA_V1.node_url == "wss://nitronode-sandbox.yellow.org/v1/ws"
+    assert SEPOLIA_V1.faucet_url.endswith("/v1/faucet-app/requestTokens")
+    assert SEPOLIA_V1.asset_symbol == "yusd" and SEPOLIA_V1.token is None
+    # the v4 contracts are the same chain's
+    assert SEPOLIA_V1.contracts.policy_hook == SEPOLIA.contracts.policy_hook
+
+
+def test_sepolia_v1_by_name_with_the_same_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEPOLIA_RPC_URL", "http://127.0.0.1:1/rpc")
+    monkeypatch.setenv("SETTLEMENT_RELAY_URL", "ws://127.0.0.1:2/v1/ws")
+    net = get_network("sepolia-v1")
+    assert net.name == "sepolia-v1" and net.protocol == "nitrolite-v1"
+    assert net.rpc_url == "http://127.0.0.1:1/rpc" and net.node_url == "ws://127.0.0.1:2/v1/ws"
+    assert get_network("sepolia").protocol == "nitrolite-v0.5"
+
+
+def test_a_v1_profile_round_trips_and_needs_a_channel_hub() -> None:
+    net = local(
+        chain_id=31337,
+        custody=ADDR[0],
+        adjudicator=ADDR[1],
+        policy_hook=ADDR[2],
+        settlement_adapter=ADDR[3],
+        pool_manager=ADDR[4],
+        node_url="ws://127.0.0.1:9000/v1/ws",
+        faucet_url="http://127.0.0.1:9001/faucet/requestTokens",
+        explorer_base="http://127.0.0.1:9001/explorer",
+        channel_hub=ADDR[0].lower(),
+        protocol="nitrolite-v1",
+    )
+    assert net.contracts.channel_hub == ADDR[0]
+    assert Network.from_json(json.loads(json.dumps(net.to_json()))) == net
+    # a profile written before v1 reads as v0.5
+    old = _local().to_json()
+    old.pop("protocol")
+    old["contracts"].pop("channelHub")
+    assert Network.from_json(old).protocol == "nitrolite-v0.5"
+    with pytest.raises(InvalidNetworkError, match="names no ChannelHub"):
+        replace(net, contracts=replace(net.contracts, channel_hub=None))
+    with pytest.raises(InvalidNetworkError, match="unknown channel protocol 'nitrolite-v2'"):
+        replace(net, protocol="nitrolite-v2")
+    with pytest.raises(InvalidAddressError):
+        replace(net.contracts, channel_hub="0x1234")
+
+
+def test_the_endpoint_body_says_which_protocol() -> None:
+    from settlement_widgets.methods import settlement_config
+
+    v05 = settlement_config(SEPOLIA)["methods"]["channel"]
+    assert "protocol" not in v05 and set(v05["contracts"]) == {"custody", "adjudicator"}
+    v1 = settlement_config(SEPOLIA_V1)["methods"]["channel"]
+    assert v1["protocol"] == "nitrolite-v1"
+    assert v1["contracts"] == {"channelHub": SEPOLIA_V1.contracts.channel_hub}
+    assert v1["nodeUrl"] == SEPOLIA_V1.node_url

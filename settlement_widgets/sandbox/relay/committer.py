@@ -33,15 +33,38 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
+import sqlite3
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from ...errors import UnavailableError
-from .ledger import Batch, Ledger, connect, write_batch
+from .ledger import connect, write_batch
 
-__all__ = ["GroupCommitter"]
+__all__ = ["BatchSource", "GroupCommitter"]
+
+
+class BatchSource(Protocol):
+    """What the committer needs of a ledger: where it lives and its pending rows.
+
+    The v0.5 relay's :class:`~.ledger.Ledger` and the v1 Nitronode's ledger both fit, so the
+    group-commit discipline (no reply before its COMMIT) is written once. A batch needs a
+    ``seq`` and a ``txs`` list (counted for :attr:`GroupCommitter.largest_batch`).
+    """
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def synchronous(self) -> str: ...
+
+    @property
+    def dirty(self) -> bool: ...
+
+    def take_batch(self) -> Any: ...
+
 
 _log = logging.getLogger(__name__)
 _STOP: Any = object()
@@ -49,7 +72,7 @@ _STOP: Any = object()
 _BACKSTOP_PAGES = 20_000
 
 
-def _writer_connection(ledger: Ledger) -> Any:
+def _writer_connection(ledger: BatchSource) -> Any:
     conn = connect(ledger.path, synchronous=ledger.synchronous)
     conn.execute(f"PRAGMA wal_autocheckpoint={_BACKSTOP_PAGES}")
     return conn
@@ -62,7 +85,7 @@ class _Checkpointer:
 
     INTERVAL = 0.2
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: BatchSource) -> None:
         self._ledger = ledger
         self._wake = threading.Event()
         self._stop = False
@@ -107,9 +130,18 @@ class _Checkpointer:
 class GroupCommitter:
     """Hands ledger batches to a writer thread and releases callbacks after their COMMIT."""
 
-    def __init__(self, ledger: Ledger, *, threaded: bool = True) -> None:
+    def __init__(
+        self,
+        ledger: BatchSource,
+        *,
+        threaded: bool = True,
+        write: Callable[[sqlite3.Connection, Any], None] | None = None,
+    ) -> None:
         self._ledger = ledger
         self._threaded = threaded
+        #: applies one batch in one transaction (``None``: the relay ledger's ``write_batch``,
+        #: looked up at each call so that tests can instrument it)
+        self._write = write
         self._conn: Any = None
         self._scheduled = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -231,7 +263,7 @@ class GroupCommitter:
         self.largest_batch = max(self.largest_batch, len(batch.txs))
         error: BaseException | None = None
         try:
-            write_batch(self._conn, batch)
+            (self._write or write_batch)(self._conn, batch)
         except Exception as exc:  # fail-stop, reported below
             error = exc
         if self._checkpointer is not None:
@@ -285,10 +317,10 @@ class GroupCommitter:
                 item = self._inbox.get()
                 if item is _STOP:
                     return
-                batch: Batch = item
+                batch = item
                 error: BaseException | None = None
                 try:
-                    write_batch(conn, batch)
+                    (self._write or write_batch)(conn, batch)
                 except BaseException as exc:  # reported to the loop: fail-stop
                     error = exc
                 checkpointer = self._checkpointer

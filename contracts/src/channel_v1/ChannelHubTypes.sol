@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+// The Nitrolite v1 on-chain types (nitrolite-v1.md §7.1, §7.4, §8). Field order and types are
+// fixed by what users and the node sign and by the ChannelHub ABI: one change here changes
+// every function selector and every signature, so they are declared once, at file level, for
+// the hub and its validators.
+
+/// @notice What the hub does with a state. The order is the protocol's intent numbering
+/// (signed as uint8); the escrow and migration intents exist only so the numbering matches:
+/// this hub refuses them.
+enum StateIntent {
+    OPERATE,
+    CLOSE,
+    DEPOSIT,
+    WITHDRAW,
+    INITIATE_ESCROW_DEPOSIT,
+    FINALIZE_ESCROW_DEPOSIT,
+    INITIATE_ESCROW_WITHDRAWAL,
+    FINALIZE_ESCROW_WITHDRAWAL,
+    INITIATE_MIGRATION,
+    FINALIZE_MIGRATION
+}
+
+/// @notice Lifecycle of a home channel, numbered like the node's `channel.status`
+/// (void, open, challenged, closed).
+enum ChannelStatus {
+    VOID,
+    OPERATING,
+    DISPUTED,
+    CLOSED
+}
+
+/// @notice The immutable part of a channel; its hash (with byte 0 = hub VERSION) is the id.
+struct ChannelDefinition {
+    uint32 challengeDuration;
+    address user;
+    address node;
+    uint64 nonce;
+    uint256 approvedSignatureValidators;
+    bytes32 metadata;
+}
+
+/// @notice One chain's view of a channel. Allocations are what each side may take out;
+/// net flows are cumulative funds moved in (+) or out (-) since creation; the hub keeps
+/// `userAllocation + nodeAllocation == userNetFlow + nodeNetFlow`.
+struct Ledger {
+    uint64 chainId;
+    address token;
+    uint8 decimals;
+    uint256 userAllocation;
+    int256 userNetFlow;
+    uint256 nodeAllocation;
+    int256 nodeNetFlow;
+}
+
+/// @notice A co-signed channel state. Both signatures start with a validator-id byte.
+struct State {
+    uint64 version;
+    StateIntent intent;
+    bytes32 metadata;
+    Ledger homeLedger;
+    Ledger nonHomeLedger;
+    bytes userSig;
+    bytes nodeSig;
+}

@@ -1,0 +1,278 @@
+"""``ChannelProviderV1`` on ``LocalSandbox(protocol="v1")``: the v0.5 provider's public API
+over Nitrolite v1 (our Nitronode, our ChannelHub), on both chain backends.
+
+Each operation is followed at once (no sleeps) by reads that must already show it: the
+provider's store, the node's ledger (``balances``), the hub (``get_channel_data``) and the
+wallet's token balance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from channel_helpers import BACKENDS, fresh_wallet
+
+from settlement_widgets.channel_v1 import ChannelProviderV1
+from settlement_widgets.channel_v1.store import V1Store
+from settlement_widgets.errors import (
+    ChannelNotFoundError,
+    ChannelStateError,
+    ConfigurationError,
+    InsufficientBalanceError,
+    InvalidAmountError,
+    RelayUnavailableError,
+    TransactionFailedError,
+)
+from settlement_widgets.keys import PrivateKey
+from settlement_widgets.sandbox import LocalSandbox
+from settlement_widgets.wallet import WalletClient
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+
+U = 10**6
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=BACKENDS)
+async def sb(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[LocalSandbox]:
+    data = tmp_path_factory.mktemp("sandbox-v1")
+    async with LocalSandbox(
+        chain=request.param, protocol="v1", v4=False, wallets=1, data_dir=data
+    ) as sandbox:
+        yield sandbox
+
+
+async def _provider(sb: LocalSandbox, wallet: WalletClient, **kw: Any) -> ChannelProviderV1:
+    return await ChannelProviderV1(sb.network, wallet, **kw).connect()
+
+
+async def _wallet_tokens(sb: LocalSandbox, address: str) -> int:
+    assert sb.chain is not None
+    probe = ChannelProviderV1(sb.network, sb.chain.wallet(0))
+    return await probe.hub.token_balance(sb.token, address)
+
+
+async def test_the_sandbox_profile_names_v1(sb: LocalSandbox) -> None:
+    net = sb.network
+    assert net.protocol == "nitrolite-v1"
+    assert net.contracts.channel_hub is not None and sb.hub is not None
+    assert net.contracts.channel_hub == sb.hub.hub
+    assert sb.nitronode is not None and net.node_url == sb.nitronode.url
+
+
+async def test_home_channel_lifecycle_back_to_back(sb: LocalSandbox) -> None:
+    alice, bob = await fresh_wallet(sb), await fresh_wallet(sb, tokens=0)
+    pa, pb = await _provider(sb, alice), await _provider(sb, bob)
+    try:
+        start = await _wallet_tokens(sb, alice.address)
+        channel = await pa.create_channel(pa.node_address, sb.token, 5 * U)
+        assert channel.status == "active" and channel.amount == 5 * U and channel.version == 1
+        data = await pa.hub.get_channel_data(channel.id)
+        assert data.status == "OPERATING" and data.locked_funds == 5 * U
+        assert await _wallet_tokens(sb, alice.address) == start - 5 * U
+
+        sent = [await pa.transfer(channel.id, amount, bob.address) for amount in (U, U // 2, 1)]
+        assert [t.amount for t in sent] == [U, U // 2, 1] and len({t.id for t in sent}) == 3
+        assert await pa.balances() == {pa.asset: 5 * U - U - U // 2 - 1}
+        # bob has no channel: the node holds the receive states for him
+        assert await pb.balances() == {pb.asset: U + U // 2 + 1}
+        await pb.sync()
+        received = [t for t in pb.transfers() if t.direction == "in"]
+        assert [(t.amount, t.sender) for t in received] == [
+            (U, alice.address),
+            (U // 2, alice.address),
+            (1, alice.address),
+        ]
+        await pb.sync()  # nothing new: no second row
+        assert len([t for t in pb.transfers() if t.direction == "in"]) == 3
+
+        tx = await pa.withdraw(U)
+        assert tx.status == 1 and tx.step == "withdraw"
+        assert await _wallet_tokens(sb, alice.address) == start - 4 * U
+        assert pa.get_channel(channel.id).amount == 5 * U - 2 * U - U // 2 - 1
+
+        closing = await pa.close_channel(channel.id)
+        after = pa.get_channel(channel.id)
+        assert after.status == "final" and after.tx_hashes["close"] == closing.hash
+        assert (await pa.hub.get_channel_data(channel.id)).status == "CLOSED"
+        assert await _wallet_tokens(sb, alice.address) == start - U - U // 2 - 1
+        assert await pa.balances() == {pa.asset: 0}
+        with pytest.raises(ChannelStateError, match="closed"):
+            await pa.transfer(channel.id, 1, bob.address)
+    finally:
+        await pa.close()
+        await pb.close()
+
+
+async def test_create_with_zero_then_close_and_reopen(sb: LocalSandbox) -> None:
+    carol = await fresh_wallet(sb)
+    pc = await _provider(sb, carol)
+    try:
+        empty = await pc.create_channel(pc.node_address, pc.asset, 0)
+        assert empty.status == "active" and empty.amount == 0 and empty.intent == "OPERATE"
+        tx = await pc.close_channel(empty.id)
+        assert tx.status == 1 and pc.get_channel(empty.id).status == "final"
+        # a new epoch: a new channel with a deposit, right after
+        again = await pc.create_channel(pc.node_address, pc.asset, 2 * U)
+        assert again.id != empty.id and again.amount == 2 * U and again.version == 1
+        await pc.close_channel(again.id)
+        assert [c.status for c in pc.channels()] == ["final", "final"]
+    finally:
+        await pc.close()
+
+
+async def test_a_challenge_then_close_after_the_period(sb: LocalSandbox) -> None:
+    assert sb.chain is not None
+    dave, erin = await fresh_wallet(sb), await fresh_wallet(sb, tokens=0)
+    pd = await _provider(sb, dave)
+    try:
+        start = await _wallet_tokens(sb, dave.address)
+        channel = await pd.create_channel(pd.node_address, pd.asset, 3 * U)
+        await pd.transfer(channel.id, U, erin.address)
+        tx = await pd.challenge(channel.id)
+        assert tx.status == 1 and pd.get_channel(channel.id).status == "dispute"
+        data = await pd.hub.get_channel_data(channel.id)
+        assert data.status == "DISPUTED" and data.challenge_expiry > 0
+        with pytest.raises(TransactionFailedError):
+            await pd.close_channel(channel.id)  # the period has not passed
+        await sb.chain.time_travel(channel.challenge_period + 1)
+        await pd.close_channel(channel.id)
+        assert pd.get_channel(channel.id).status == "final"
+        # paid out the challenged (latest co-signed) state: 3 - 1
+        assert await _wallet_tokens(sb, dave.address) == start - U
+    finally:
+        await pd.close()
+
+
+async def test_an_app_session_between_two_users(sb: LocalSandbox) -> None:
+    frank, grace = await fresh_wallet(sb), await fresh_wallet(sb)
+    pf, pg = await _provider(sb, frank), await _provider(sb, grace)
+    try:
+        await pf.create_channel(pf.node_address, pf.asset, 4 * U)
+        await pg.create_channel(pg.node_address, pg.asset, 0)
+        session = await pf.create_app_session(
+            [frank.address, grace.address], application_id="chess", cosigners=[pg]
+        )
+        assert session.version == 1 and session.status == "open"
+        session = await pf.deposit_to_app_session(session.id, 3 * U, cosigners=[pg])
+        assert session.version == 2 and session.allocations[frank.address] == 3 * U
+        assert await pf.balances() == {pf.asset: U}
+        session = await pf.submit_app_state(
+            session.id, {frank.address: U, grace.address: 2 * U}, cosigners=[pg]
+        )
+        assert session.version == 3
+        closed = await pf.close_app_session(session.id, cosigners=[pg])
+        assert closed.status == "closed" and closed.version == 4
+        # the node released each allocation into its participant's channel
+        assert await pf.balances() == {pf.asset: 2 * U}
+        assert await pg.balances() == {pg.asset: 2 * U}
+        released = await pg.sync()
+        assert released is not None and released["user_sig"]  # acknowledged
+        await pg.close_channel()
+        assert await _wallet_tokens(sb, grace.address) >= 2 * U
+    finally:
+        await pf.close()
+        await pg.close()
+
+
+async def test_bad_input_is_refused_before_anything_is_signed(sb: LocalSandbox) -> None:
+    hank = await fresh_wallet(sb, tokens=U)
+    ph = await _provider(sb, hank)
+    try:
+        with pytest.raises(ChannelStateError, match="always opened with the node"):
+            await ph.create_channel(hank.address, ph.asset, 0)
+        with pytest.raises(InvalidAmountError):
+            await ph.create_channel(ph.node_address, ph.asset, -1)
+        with pytest.raises(InsufficientBalanceError):
+            await ph.create_channel(ph.node_address, ph.asset, 2 * U)
+        with pytest.raises(ChannelNotFoundError):
+            await ph.transfer(None, 1, hank.address)
+        channel = await ph.create_channel(ph.node_address, ph.asset, U)
+        with pytest.raises(InsufficientBalanceError):
+            await ph.withdraw(2 * U)
+        with pytest.raises(InvalidAmountError):
+            await ph.transfer(channel.id, 0, hank.address)
+        assert ph.store.latest_state(ph.asset)["version"] == "1"  # nothing else was signed
+    finally:
+        await ph.close()
+
+
+async def test_a_v05_network_is_refused() -> None:
+    from settlement_widgets.networks import SEPOLIA
+
+    with pytest.raises(ConfigurationError, match="nitrolite-v1"):
+        ChannelProviderV1(SEPOLIA, WalletClient(PrivateKey.generate()))
+
+
+# --- recovery: a crash never loses a signed state ------------------------------------------
+
+
+async def test_a_lost_reply_is_adopted_and_an_unsent_state_resubmitted(sb: LocalSandbox) -> None:
+    ivan, judy = await fresh_wallet(sb), await fresh_wallet(sb, tokens=0)
+    pi = await _provider(sb, ivan)
+    store_path = pi.store.path
+    channel = await pi.create_channel(pi.node_address, pi.asset, 2 * U)
+
+    # 1. the node accepts the transfer, the reply is lost (the process dies there)
+    submit = pi.client.channels_v1_submit_state
+
+    async def reply_lost(state: Any) -> dict[str, Any]:
+        await submit(state)
+        raise RelayUnavailableError("connection lost before the reply")
+
+    pi.client.channels_v1_submit_state = reply_lost  # type: ignore[method-assign]
+    with pytest.raises(RelayUnavailableError):
+        await pi.transfer(channel.id, U // 4, judy.address)
+    await pi.close()
+    mine = V1Store(store_path).latest_state(pi.asset)
+    assert mine is not None and mine["version"] == "2" and "node_sig" not in mine
+
+    again = await _provider(sb, ivan)  # recovers on connect
+    state = again.store.latest_state(again.asset)
+    assert state is not None and state["version"] == "2" and state["node_sig"]
+
+    # 2. the wallet signed, the node never saw it
+    async def never_sent(state: Any) -> dict[str, Any]:
+        raise RelayUnavailableError("connection lost before the request")
+
+    again.client.channels_v1_submit_state = never_sent  # type: ignore[method-assign]
+    with pytest.raises(RelayUnavailableError):
+        await again.transfer(channel.id, U // 4, judy.address)
+    await again.close()
+    third = await _provider(sb, ivan)
+    try:
+        state = third.store.latest_state(third.asset)
+        assert state is not None and state["version"] == "3" and state["node_sig"]
+        assert await third.balances() == {third.asset: 2 * U - U // 2}
+    finally:
+        await third.close()
+
+
+async def test_a_cosigned_deposit_whose_transaction_never_went_out_is_sent(
+    sb: LocalSandbox,
+) -> None:
+    kim = await fresh_wallet(sb)
+    pk = await _provider(sb, kim)
+    store_path = pk.store.path
+    channel = await pk.create_channel(pk.node_address, pk.asset, U)
+
+    async def crash(*args: Any, **kw: Any) -> Any:
+        raise KeyboardInterrupt  # the process is killed before the transaction is sent
+
+    pk.hub.deposit_to_channel = crash  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        await pk.deposit(2 * U, channel_id=channel.id)
+    await pk.close()
+    assert [r["step"] for r in V1Store(store_path).onchain(status="pending")] == ["deposit"]
+
+    again = await _provider(sb, kim)
+    try:
+        assert again.store.onchain(status="pending") == []
+        assert (await again.hub.get_channel_data(channel.id)).locked_funds == 3 * U
+        assert again.get_channel(channel.id).amount == 3 * U
+    finally:
+        await again.close()

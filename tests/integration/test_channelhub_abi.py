@@ -1,0 +1,255 @@
+# ruff: noqa: E501  (the reference lines below are copied verbatim; wrapping them would hide diffs)
+"""Our ChannelHub's ABI claim, checked exactly against the reference (nitrolite-v1.md §8).
+
+The claim: for home channels, our ``ChannelHub`` has the reference hub's entry points, events and
+custom errors with identical signatures (so identical selectors and topics, and the SDK's
+calldata and the node's log decoding work against it), and nothing else. The expected lines below
+are copied from ``channelhub-abi-selectors.txt`` (solc-js 0.8.30 build of layer-3/nitrolite
+v1.4.1, not shipped with the package) as ``kind | contract | selector-or-topic0 | canonical
+signature | mutability``. Errors come from the reference ``ChannelHub`` or its ``ChannelEngine``
+library (upstream validates transitions in an external library; we validate inside the hub, so
+those errors are the hub's own). Everything the reference hub has and we do not is listed in
+``NOT_IMPLEMENTED`` and checked to be absent, so the claim is exact both ways.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import pytest
+from eth_utils import keccak
+
+from settlement_widgets.contracts import load_artifact
+
+#: what our ChannelHub implements, copied from channelhub-abi-selectors.txt
+IMPLEMENTED: Final = """
+error | ChannelEngine | 0xf06506c5 | ChallengeExpired() | -
+error | ChannelEngine | 0x5a8dbaed | DecimalsMismatch() | -
+error | ChannelEngine | 0x6afa2af9 | FailedToFetchDecimals() | -
+error | ChannelEngine | 0xf019de0e | IncorrectAllocationSum() | -
+error | ChannelEngine | 0xf2056b18 | IncorrectChannelStatus() | -
+error | ChannelEngine | 0x67525583 | IncorrectHomeChainId() | -
+error | ChannelEngine | 0xc898513c | IncorrectStateIntent() | -
+error | ChannelEngine | 0x07646e49 | IncorrectStateVersion() | -
+error | ChannelEngine | 0x2e3b1ec0 | InsufficientNodeBalance() | -
+error | ChannelEngine | 0x8f9003ee | LockedFundsConsistencyViolation() | -
+error | ChannelEngine | 0x4c7b586e | NonHomeStateMustBeEmpty() | -
+error | ChannelEngine | 0xa8ce4432 | SafeCastOverflowedIntToUint(int256) | -
+error | ChannelEngine | 0x24775e06 | SafeCastOverflowedUintToInt(uint256) | -
+error | ChannelEngine | 0x936bb5ad | TokenMismatch() | -
+error | ChannelHub | 0x7d957361 | ChallengerVersionTooLow() | -
+error | ChannelHub | 0xac241e11 | EmptySignature() | -
+error | ChannelHub | 0x69640e72 | IncorrectAmount() | -
+error | ChannelHub | 0x0596b15b | IncorrectChallengeDuration() | -
+error | ChannelHub | 0xdb1ea1ac | IncorrectChannelId() | -
+error | ChannelHub | 0xe1517f9a | IncorrectMsgSender() | -
+error | ChannelHub | 0x22b64424 | IncorrectNode() | -
+error | ChannelHub | 0xc1606c2f | IncorrectSignature() | -
+error | ChannelHub | 0xd2ade556 | IncorrectValue() | -
+error | ChannelHub | 0xf4d678b8 | InsufficientBalance() | -
+error | ChannelHub | 0xe6c4247b | InvalidAddress() | -
+error | ChannelHub | 0x06ee4dcd | InvalidValidatorId() | -
+error | ChannelHub | 0xa5b05eec | NativeTransferFailed(address,uint256) | -
+error | ChannelHub | 0x3ee5aeb5 | ReentrancyGuardReentrantCall() | -
+error | ChannelHub | 0x5274afe7 | SafeERC20FailedOperation(address) | -
+event | ChannelHub | 0x07b9206d5a6026d3bd2a8f9a9b79f6fa4bfbd6a016975829fbaf07488019f28a | ChannelChallenged(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes),uint64) | -
+event | ChannelHub | 0x567044ba1cdd4671ac3979c114241e1e3b56c9e9051f63f2f234f7a2795019cc | ChannelCheckpointed(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | -
+event | ChannelHub | 0x04cd8c68bf83e7bc531ca5a5d75c34e36513c2acf81e07e6470ba79e29da13a8 | ChannelClosed(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | -
+event | ChannelHub | 0xb0d099feaab5034d04a1c610e86b8832343f2127b3c667b705834dafdf96e9e4 | ChannelCreated(bytes32,address,(uint32,address,address,uint64,uint256,bytes32),(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | -
+event | ChannelHub | 0x6085f5128b19e0d3cc37524413de47259383f0f75265d5d66f41778696206696 | ChannelDeposited(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | -
+event | ChannelHub | 0x188e0ade7d115cc397426774adb960ae3e8c83e72f0a6cad4b7085e1d60bf986 | ChannelWithdrawn(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | -
+event | ChannelHub | 0x2da466a7b24304f47e87fa2e1e5a81b9831ce54fec19055ce277ca2f39ba42c4 | Deposited(address,uint256) | -
+event | ChannelHub | 0x05f47829691a1f710b0620aedd52749bb09d8abe4bb530d306db920a71b0d7ce | NodeBalanceUpdated(address,uint256) | -
+event | ChannelHub | 0x7084f5476618d8e60b11ef0d7d3f06914655adb8793e28ff7f018d4c76d505d5 | Withdrawn(address,uint256) | -
+function | ChannelHub | 0xb25a1d38 | challengeChannel(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes),bytes,uint8) | payable
+function | ChannelHub | 0x9691b468 | checkpointChannel(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | nonpayable
+function | ChannelHub | 0x5dc46a74 | closeChannel(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | nonpayable
+function | ChannelHub | 0x41b660ef | createChannel((uint32,address,address,uint64,uint256,bytes32),(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | payable
+function | ChannelHub | 0x71a47141 | DEFAULT_SIG_VALIDATOR() | view
+function | ChannelHub | 0xf4ac51f5 | depositToChannel(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | payable
+function | ChannelHub | 0xb65b78d1 | depositToNode(address,uint256) | payable
+function | ChannelHub | 0xe617208c | getChannelData(bytes32) | view
+function | ChannelHub | 0x187576d8 | getChannelIds(address) | view
+function | ChannelHub | 0x07f241ce | getNodeBalance(address) | view
+function | ChannelHub | 0x6898234b | getOpenChannels(address) | view
+function | ChannelHub | 0xb9f4420d | MAX_CHALLENGE_DURATION() | view
+function | ChannelHub | 0x94191051 | MIN_CHALLENGE_DURATION() | view
+function | ChannelHub | 0x51bfcdbd | NODE() | view
+function | ChannelHub | 0xffa1ad74 | VERSION() | view
+function | ChannelHub | 0xc74a2d10 | withdrawFromChannel(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes)) | nonpayable
+function | ChannelHub | 0xd91a1283 | withdrawFromNode(address,address,uint256) | nonpayable
+"""
+
+#: the reference ChannelHub constructor (ours has the same parameter types)
+CONSTRUCTOR: Final = "constructor(address,address)"
+
+#: what the reference ChannelHub has and ours deliberately does not (escrow, migration,
+#: validator registration, pull-payment reclaims, their constants and errors). The ECDSA
+#: errors are raised by our separate ECDSAValidator (checked below) and bubble up through hub
+#: calls, instead of being declared by the hub.
+NOT_IMPLEMENTED: Final = """
+error | 0xabfa558d | AddressCollision(address)
+error | 0xf645eedf | ECDSAInvalidSignature()
+error | 0xfce698f7 | ECDSAInvalidSignatureLength(uint256)
+error | 0xd78bce0c | ECDSAInvalidSignatureS(bytes32)
+error | 0x087a3370 | NoChannelIdFoundForEscrow()
+error | 0x57470ffd | ValidatorAlreadyRegistered(uint8)
+error | 0x975133f3 | ValidatorNotActive(uint8,uint64)
+error | 0x1a9073b4 | ValidatorNotApproved()
+error | 0x399eb605 | ValidatorNotRegistered(uint8)
+event | 0xba075bd445233f7cad862c72f0343b3503aad9c8e704a2295f122b82abf8e801 | EscrowDepositChallenged(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes),uint64)
+event | 0x1b92e8ef67d8a7c0d29c99efcd180a5e0d98d60ac41d52abbbb5950882c78e4e | EscrowDepositFinalized(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x32e24720f56fd5a7f4cb219d7ff3278ae95196e79c85b5801395894a6f53466c | EscrowDepositFinalizedOnHome(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0xede7867afa7cdb9c443667efd8244d98bf9df1dce68e60dc94dca6605125ca76 | EscrowDepositInitiated(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x471c4ebe4e57d25ef7117e141caac31c6b98f067b8098a7a7bbd38f637c2f980 | EscrowDepositInitiatedOnHome(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x8fac6141d748dc9c9bc16cc25f636385597618190a44c03d33be5656e01b3642 | EscrowDepositsPurged(bytes32[],uint256)
+event | 0xb8568a1f475f3c76759a620e08a653d28348c5c09e2e0bc91d533339801fefd8 | EscrowWithdrawalChallenged(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes),uint64)
+event | 0x2fdac1380dbe23ae259b6871582b7f33e34461547f400bdd20d74991250317d1 | EscrowWithdrawalFinalized(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x6d0cf3d243d63f08f50db493a8af34b27d4e3bc9ec4098e82700abfeffe2d498 | EscrowWithdrawalFinalizedOnHome(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x17eb0a6bd5a0de45d1029ce3444941070e149df35b22176fc439f930f73c09f7 | EscrowWithdrawalInitiated(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x587faad1bcd589ce902468251883e1976a645af8563c773eed7356d78433210c | EscrowWithdrawalInitiatedOnHome(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x7b8d70738154be94a9a068a6d2f5dd8cfc65c52855859dc8f47de1ff185f8b55 | FundsClaimed(address,address,address,uint256)
+event | 0x7b20773c41402791c5f18914dbbeacad38b1ebcc4c55d8eb3bfe0a4cde26c826 | MigrationInFinalized(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x26afbcb9eb52c21f42eb9cfe8f263718ffb65afbf84abe8ad8cce2acfb2242b8 | MigrationInInitiated(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x9a6f675cc94b83b55f1ecc0876affd4332a30c92e6faa2aca0199b1b6df922c3 | MigrationOutFinalized(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0x3142fb397e715d80415dff7b527bf1c451def4675da6e1199ee1b4588e3f630a | MigrationOutInitiated(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+event | 0xbf182be802245e8ed88e4b8d3e4344c0863dd2a70334f089fd07265389306fcf | TransferFailed(address,address,uint256)
+event | 0x9ee792368f12db92ad66335fa19df35feaec025c86445fea202ab5412a180e05 | ValidatorRegistered(uint8,address)
+function | 0x16b390b1 | challengeEscrowDeposit(bytes32,bytes,uint8)
+function | 0x8d0b12a5 | challengeEscrowWithdrawal(bytes32,bytes,uint8)
+function | 0xf766f8d6 | claimFunds(address,address)
+function | 0x5a0745b4 | ESCROW_DEPOSIT_UNLOCK_DELAY()
+function | 0x82d3e15d | escrowHead()
+function | 0xff5bc09e | finalizeEscrowDeposit(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+function | 0x6840dbd2 | finalizeEscrowWithdrawal(bytes32,bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+function | 0x53269198 | finalizeMigration(bytes32,(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+function | 0xd888ccae | getEscrowDepositData(bytes32)
+function | 0x5b9acbf9 | getEscrowDepositIds(uint256,uint256)
+function | 0xdd73d494 | getEscrowWithdrawalData(bytes32)
+function | 0x3c684f92 | getNodeValidator(uint8)
+function | 0x735181f0 | getReclaimBalance(address,address)
+function | 0xc9408398 | getUnlockableEscrowDepositStats()
+function | 0x47de477a | initiateEscrowDeposit((uint32,address,address,uint64,uint256,bytes32),(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+function | 0xa5c82680 | initiateEscrowWithdrawal((uint32,address,address,uint64,uint256,bytes32),(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+function | 0xdc23f29e | initiateMigration((uint32,address,address,uint64,uint256,bytes32),(uint64,uint8,bytes32,(uint64,address,uint8,uint256,int256,uint256,int256),(uint64,address,uint8,uint256,int256,uint256,int256),bytes,bytes))
+function | 0x5ae2accc | MAX_DEPOSIT_ESCROW_STEPS()
+function | 0x3115f630 | purgeEscrowDeposits(uint256)
+function | 0x8e31c735 | registerNodeValidator(uint8,address,bytes)
+function | 0x38a66be2 | TRANSFER_GAS_LIMIT()
+function | 0xa4594631 | VALIDATOR_ACTIVATION_DELAY()
+"""
+
+#: our ECDSAValidator (validator id 0) against the reference ECDSAValidator
+VALIDATOR: Final = """
+error | ECDSAValidator | 0xf645eedf | ECDSAInvalidSignature() | -
+error | ECDSAValidator | 0xfce698f7 | ECDSAInvalidSignatureLength(uint256) | -
+error | ECDSAValidator | 0xd78bce0c | ECDSAInvalidSignatureS(bytes32) | -
+error | ECDSAValidator | 0xe1b97cf8 | EmptyChannelId() | -
+error | ECDSAValidator | 0x4501a919 | InvalidSignerAddress() | -
+function | ECDSAValidator | 0xb0a14136 | validateChallengeSignature(bytes32,bytes,bytes,address) | pure
+function | ECDSAValidator | 0x600109bb | validateSignature(bytes32,bytes,bytes,address) | pure
+"""
+
+
+def _rows(text: str) -> list[tuple[str, ...]]:
+    return [tuple(p.strip() for p in line.split("|")) for line in text.strip().splitlines()]
+
+
+def _type(param: dict[str, Any]) -> str:
+    kind: str = param["type"]
+    if kind.startswith("tuple"):
+        return "(" + ",".join(_type(c) for c in param["components"]) + ")" + kind[5:]
+    return kind
+
+
+def _signature(item: dict[str, Any]) -> str:
+    return f"{item['name']}({','.join(_type(i) for i in item['inputs'])})"
+
+
+def _entries(abi: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(item["type"], _signature(item)): item for item in abi if "name" in item}
+
+
+def _selector(kind: str, signature: str) -> str:
+    digest = keccak(text=signature)
+    return "0x" + (digest if kind == "event" else digest[:4]).hex()
+
+
+@pytest.fixture(scope="module")
+def hub_abi() -> list[dict[str, Any]]:
+    return load_artifact("ChannelHub").abi
+
+
+@pytest.mark.parametrize("row", _rows(IMPLEMENTED), ids=lambda r: r[3].split("(")[0])
+def test_claimed_entry_is_in_our_abi_with_the_reference_selector(
+    hub_abi: list[dict[str, Any]], row: tuple[str, ...]
+) -> None:
+    kind, _contract, expected, signature, mutability = row
+    entries = _entries(hub_abi)
+    assert (kind, signature) in entries, f"{kind} {signature} missing from our ChannelHub"
+    assert _selector(kind, signature) == expected
+    if kind == "function":
+        assert entries[(kind, signature)]["stateMutability"] == mutability
+
+
+def test_our_abi_claims_nothing_beyond_the_list(hub_abi: list[dict[str, Any]]) -> None:
+    claimed = {(kind, signature) for kind, _c, _s, signature, _m in _rows(IMPLEMENTED)}
+    ours = set(_entries(hub_abi))
+    assert ours == claimed, f"unlisted: {ours - claimed}, missing: {claimed - ours}"
+
+
+def test_not_implemented_entries_are_absent(hub_abi: list[dict[str, Any]]) -> None:
+    names = {(item["type"], item.get("name")) for item in hub_abi}
+    for kind, _selector_value, signature in _rows(NOT_IMPLEMENTED):
+        assert (kind, signature.split("(")[0]) not in names, f"{signature} should be absent"
+
+
+def test_implemented_and_absent_cover_the_reference_hub() -> None:
+    # every reference ChannelHub function and event is either claimed or listed as absent
+    claimed = {
+        (kind, signature)
+        for kind, contract, _s, signature, _m in _rows(IMPLEMENTED)
+        if contract == "ChannelHub"
+    }
+    absent = {(kind, signature) for kind, _s, signature in _rows(NOT_IMPLEMENTED)}
+    assert not claimed & absent
+    functions_and_events = {e for e in claimed | absent if e[0] in ("function", "event")}
+    assert len(functions_and_events) == 66  # 39 functions + 27 events in the reference hub
+
+
+def test_constructor_takes_validator_and_node(hub_abi: list[dict[str, Any]]) -> None:
+    (constructor,) = [item for item in hub_abi if item["type"] == "constructor"]
+    types = ",".join(_type(i) for i in constructor["inputs"])
+    assert f"constructor({types})" == CONSTRUCTOR
+    assert [i["name"] for i in constructor["inputs"]] == ["_defaultSigValidator", "_node"]
+
+
+def test_struct_and_enum_names_match_the_reference(hub_abi: list[dict[str, Any]]) -> None:
+    entries = _entries(hub_abi)
+    create = next(item for (kind, sig), item in entries.items() if sig.startswith("createChannel"))
+    assert [i["internalType"] for i in create["inputs"]] == [
+        "struct ChannelDefinition",
+        "struct State",
+    ]
+    state = create["inputs"][1]["components"]
+    assert state[1]["internalType"] == "enum StateIntent"
+    assert [c["internalType"] for c in state[3:5]] == ["struct Ledger", "struct Ledger"]
+    data = next(item for (kind, sig), item in entries.items() if sig.startswith("getChannelData"))
+    assert data["outputs"][0]["internalType"] == "enum ChannelStatus"
+    assert [o["name"] for o in data["outputs"]] == [
+        "status",
+        "definition",
+        "lastState",
+        "challengeExpiry",
+        "lockedFunds",
+    ]
+
+
+@pytest.mark.parametrize("row", _rows(VALIDATOR), ids=lambda r: r[3].split("(")[0])
+def test_validator_matches_the_reference_validator(row: tuple[str, ...]) -> None:
+    kind, _contract, expected, signature, mutability = row
+    entries = _entries(load_artifact("ECDSAValidator").abi)
+    assert (kind, signature) in entries
+    assert _selector(kind, signature) == expected
+    if kind == "function":
+        assert entries[(kind, signature)]["stateMutability"] == mutability
