@@ -39,6 +39,7 @@ async def detect_node_protocol(
     :class:`SettlementTimeoutError` if the node answers neither the silence nor the ping.
     """
     from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
 
     try:
         ws = await asyncio.wait_for(connect(url, open_timeout=timeout, compression=None), timeout)
@@ -66,7 +67,9 @@ async def detect_node_protocol(
                     f"{timeout:g} s"
                 ) from None
         return identify_frame(first)
-    except (OSError, ConnectionError) as exc:
+    except SettlementTimeoutError:
+        raise  # a TimeoutError, hence an OSError: not a lost connection
+    except (OSError, ConnectionError, ConnectionClosed) as exc:
         raise RelayUnavailableError(f"lost the node at {url} while probing it: {exc}") from exc
     finally:
         await ws.close()

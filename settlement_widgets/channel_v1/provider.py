@@ -346,7 +346,9 @@ class ChannelProviderV1:
         async with self._op_lock:
             if initial_amount:
                 await self._ensure_allowance(initial_amount)
-            state = await self._client.open_home_channel(self.network.chain_id, self._asset, amount)
+            state = await self._client.open_home_channel(
+                self.network.chain_id, self._asset, amount, nonce=await self._channel_nonce()
+            )
             channel_id = str(state["home_channel_id"])
             with self.store.transaction():
                 self.store.put_state(state)
@@ -355,6 +357,15 @@ class ChannelProviderV1:
         channel = self.get_channel(channel_id)
         self._emit("channel_created", channel)
         return channel
+
+    async def _channel_nonce(self) -> int | None:
+        """The new channel's nonce: the SDK's clock-based one (None), except on a
+        deterministic sandbox, where it is one more than the channels this wallet has on the
+        hub, so a notebook run again opens the same channel ids (still unique per wallet,
+        node and hub, whatever store the wallet used before)."""
+        if not self.network.extra.get("deterministic"):
+            return None
+        return len(await self.hub.get_channel_ids(self.address)) + 1
 
     def _check_asset(self, asset: str) -> None:
         if not isinstance(asset, str):

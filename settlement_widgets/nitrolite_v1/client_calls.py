@@ -848,11 +848,12 @@ class V1ClientCore:
         node: str,
         bitmap: str,
         transition: Mapping[str, Any],
+        nonce: int | None = None,
     ) -> dict[str, Any]:
         """Channel-creation path: next state bound to a new home channel, user-signed, sent
         with ``request_creation``; returns it with the node's signature."""
         definition = {
-            "nonce": str(self._nonces()),
+            "nonce": str(self._nonces() if nonce is None else nonce),
             "challenge": DEFAULT_CHALLENGE_DURATION,
             "approvedSigValidators": bitmap,
         }
@@ -985,11 +986,17 @@ class V1ClientCore:
         return await self._send_or_acknowledge(asset, {"type": 1}, acknowledge=True)
 
     async def open_home_channel(
-        self, blockchain_id: int | str, asset: str, amount: Decimal | str | int
+        self,
+        blockchain_id: int | str,
+        asset: str,
+        amount: Decimal | str | int,
+        *,
+        nonce: int | None = None,
     ) -> dict[str, Any]:
         """Open a new home channel on ``blockchain_id`` with a deposit of ``amount`` (or,
         for 0, an acknowledgement: a channel with nothing in it, whose creation intent is
-        OPERATE). A channel that is open already is an :class:`InvalidStateError`."""
+        OPERATE). A channel that is open already is an :class:`InvalidStateError`.
+        ``nonce`` (default: the SDK's clock-based one) is the channel definition's nonce."""
         wallet = self._signer().address
         chain = int(blockchain_id)
         state = await self._latest_or_none(wallet, asset)
@@ -1004,6 +1011,7 @@ class V1ClientCore:
             node=await self._node_address(),
             bitmap=await self._sig_validators_bitmap(),
             transition=spec,
+            nonce=nonce,
         )
 
     async def close_home_channel(self, asset: str) -> dict[str, Any]:

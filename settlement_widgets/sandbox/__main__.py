@@ -52,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fixed keys, nonces from counters (reproducible notebooks)",
     )
+    p.add_argument(
+        "--protocol",
+        choices=("v0.5", "v1"),
+        default="v0.5",
+        help="the channel method's protocol: v0.5 (ClearNode relay, Custody; default) or v1 "
+        "(a Nitronode and a ChannelHub too; the profile's nodeUrl is the Nitronode)",
+    )
     p.add_argument("--profile-out", type=Path, help="also write the profile JSON to this file")
     p.add_argument("--wallets", type=int, default=4, help="funded dev wallets (1-8)")
     p.add_argument("--no-v4", action="store_true", help="skip the v4 deployment (faster)")
@@ -150,6 +157,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     options: dict[str, Any] = {
         "chain": args.rpc_url or args.chain,
+        "protocol": args.protocol,
         "deterministic": args.deterministic,
         "wallets": args.wallets,
         "v4": not args.no_v4,
@@ -175,7 +183,8 @@ async def _run(args: argparse.Namespace) -> int:
         write_profile(network, args.profile_out)
     print(json.dumps(profile), flush=True)
     print(
-        f"sandbox ready in {time.perf_counter() - started:.1f} s: relay {network.node_url}, "
+        f"sandbox ready in {time.perf_counter() - started:.1f} s: "
+        f"{'Nitronode' if network.protocol == 'nitrolite-v1' else 'relay'} {network.node_url}, "
         f"rpc {network.rpc_url}, faucet {network.faucet_url} (Ctrl-C to stop)",
         file=sys.stderr,
         flush=True,
