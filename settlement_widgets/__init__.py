@@ -51,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "get_aggregator_provider": "providers",
     # providers
     "ChannelProvider": "channel",
+    "ChannelProviderV1": "channel_v1",
+    "open_channel_provider": "channel_v1.detect",
     "V4Provider": "v4",
     "AggregatorProvider": "aggregator",
     # widgets
@@ -77,6 +79,7 @@ __all__ = [
     "AggregatorProvider",
     "BrowserWallet",
     "ChannelProvider",
+    "ChannelProviderV1",
     "ChannelStatusPanel",
     "ConfigurationError",
     "Intent",
@@ -106,6 +109,7 @@ __all__ = [
     "init_channel_provider",
     "init_v4_provider",
     "list_proofs",
+    "open_channel_provider",
     "record_proof",
     "request_faucet_tokens",
     "reset_channel_provider",
@@ -122,6 +126,8 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .aggregator import AggregatorProvider, routes_frame
     from .channel import ChannelProvider, request_faucet_tokens
+    from .channel_v1 import ChannelProviderV1
+    from .channel_v1.detect import open_channel_provider
     from .dashboard import SettlementDashboard
     from .errors import (
         ConfigurationError,

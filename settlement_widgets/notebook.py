@@ -29,6 +29,7 @@ import asyncio
 import atexit
 import collections
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -154,6 +155,7 @@ async def open_session(
     shared: bool | None = None,
     aggregator: bool = False,
     wallet: str | None = None,
+    protocol: str | None = None,
 ) -> NotebookSession:
     """Start the notebook's network: ``network``, else ``$SETTLEMENT_NETWORK``, else local.
 
@@ -173,8 +175,14 @@ async def open_session(
     :class:`~settlement_widgets.widgets.BrowserWallet`: the page's wallet, which a cell must
     display and connect). Default: ``$SETTLEMENT_WALLET``, else the key, except on Sepolia
     without ``SETTLEMENT_PRIVATE_KEY``, where the browser wallet is the way in.
+    ``protocol`` picks the channel method's protocol: ``"v0.5"`` (default) or ``"v1"``
+    (Nitrolite v1: on ``local`` a private sandbox with a Nitronode and a ChannelHub, unless
+    the Jupyter server's sandbox runs v1 itself; on Sepolia the ``sepolia-v1`` profile).
     """
     name = _network_name(network)
+    v1 = _wants_v1(protocol, name)
+    if v1 and name == "sepolia":
+        name = "sepolia-v1"
     kind = _wallet_kind(wallet, name)
     if name in PUBLIC_NETWORKS:
         return _sepolia_session(kind, name)
@@ -186,6 +194,13 @@ async def open_session(
             f"open_session(shared=True) needs a Jupyter server that owns a sandbox ({PROFILE_ENV} "
             "is not set): start JupyterLab with `make lab`, or leave shared unset"
         )
+    if v1 and shared_profile and not _profile_is_v1(Path(shared_profile)):
+        if shared is True:
+            raise ConfigurationError(
+                "open_session(shared=True, protocol='v1'): the Jupyter server's sandbox runs "
+                "Nitrolite v0.5; leave shared unset for a private v1 sandbox"
+            )
+        shared_profile = None
     if shared is not False and shared_profile:
         return _with_wallet(
             await _shared_session(
@@ -195,7 +210,12 @@ async def open_session(
         )
     from .sandbox import LocalSandbox
 
-    sandbox = LocalSandbox(deterministic=True, wallets=wallets, aggregator=aggregator)
+    sandbox = LocalSandbox(
+        deterministic=True,
+        wallets=wallets,
+        aggregator=aggregator,
+        protocol="v1" if v1 else "v0.5",
+    )
     home = Path(tempfile.mkdtemp(prefix="settlement-notebook-"))
     try:
         starting = sandbox.start()
@@ -208,6 +228,26 @@ async def open_session(
         await sandbox.aclose()
         shutil.rmtree(home, ignore_errors=True)
         raise
+
+
+def _wants_v1(protocol: str | None, name: str) -> bool:
+    """Whether the session's channel method is Nitrolite v1 (``protocol``, else the
+    network's name: ``sepolia-v1`` is v1)."""
+    if protocol is None:
+        return name == "sepolia-v1"
+    chosen = protocol.strip().lower().removeprefix("nitrolite-")
+    if chosen not in ("v0.5", "v1"):
+        raise UnknownOptionError(f"unknown protocol {protocol!r}; valid: v0.5, v1")
+    if chosen == "v0.5" and name == "sepolia-v1":
+        raise ConfigurationError("the sepolia-v1 network speaks Nitrolite v1, not v0.5")
+    return chosen == "v1"
+
+
+def _profile_is_v1(path: Path) -> bool:
+    try:
+        return bool(json.loads(path.read_text()).get("protocol") == "nitrolite-v1")
+    except (OSError, ValueError):
+        return False
 
 
 def _session_on(sandbox: LocalSandbox | SharedSandbox, home: Path) -> NotebookSession:

@@ -8,6 +8,10 @@ with 429 (the v1 faucet has one; the v0 code has none, so it is off by default).
 
 :meth:`Faucet.request` is transport-free (body bytes in; status, headers, JSON out), so the
 HTTP handler stays a thin adapter.
+
+On a Nitrolite v1 sandbox the same endpoint pays as Yellow's v1 faucet does, by an off-chain
+v1 transfer (a ``transfer_send`` state the node co-signs) from the faucet's home channel: a
+:class:`FaucetPayer` (:class:`V1FaucetPayer`) stands in for the v0.5 relay's ledger.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..addresses import to_checksum
 from ..errors import RelayError, SettlementError
 
 if TYPE_CHECKING:
+    from ..channel_v1.provider import ChannelProviderV1
     from .relay.server import RelayNode
 
 __all__ = [
@@ -35,6 +40,8 @@ __all__ = [
     "SUCCESS_MESSAGE",
     "Faucet",
     "FaucetConfig",
+    "FaucetPayer",
+    "V1FaucetPayer",
 ]
 
 ERR_FORMAT: Final = "Invalid request format. Expected JSON with 'userAddress' field."
@@ -64,8 +71,47 @@ class FaucetConfig:
         return to_decimal_string(self.tip_units, self.decimals)
 
 
+class FaucetPayer(Protocol):
+    """Where a faucet's tips come from, other than the v0.5 relay's ledger."""
+
+    def balance(self, asset: str) -> int | None:
+        """What the faucet can still pay, in units (None: not connected)."""
+        ...
+
+    async def pay(self, destination: str, asset: str, units: int) -> str:
+        """Pay ``units`` to ``destination`` off-chain; the transaction id."""
+        ...
+
+
+class V1FaucetPayer:
+    """Pays from the faucet account's Nitrolite v1 home channel: each tip is a transfer the
+    node co-signs (the receiver needs no channel; it holds a receive state until it opens
+    one). The balance is the channel's latest co-signed state, read from the provider's
+    store (no request)."""
+
+    def __init__(self, provider: ChannelProviderV1) -> None:
+        self.provider = provider
+
+    def balance(self, asset: str) -> int | None:
+        if asset != self.provider.asset:
+            return 0
+        state = self.provider.store.latest_state(asset, signed=True)
+        if state is None:
+            return 0
+        from ..nitrolite_v1.decimals import to_units
+
+        return to_units(state["home_ledger"]["user_balance"], self.provider.decimals)
+
+    async def pay(self, destination: str, asset: str, units: int) -> str:
+        await self.provider.transfer(None, units, destination)
+        state = self.provider.store.latest_state(asset)
+        assert state is not None  # the transfer just stored it
+        return str(state["transition"]["tx_id"])
+
+
 class Faucet:
-    """Pays tips from ``account`` through ``relay`` (``None`` until a relay is attached)."""
+    """Pays tips from ``account`` through ``relay`` (``None`` until a relay is attached), or
+    through ``payer`` when one is set (a v1 sandbox's :class:`V1FaucetPayer`)."""
 
     def __init__(
         self,
@@ -76,6 +122,7 @@ class Faucet:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.relay = relay
+        self.payer: FaucetPayer | None = None
         self.account = account
         self.config = config or FaucetConfig()
         self._clock = clock
@@ -110,16 +157,16 @@ class Faucet:
                         f"address once every {cooldown:g} s. Try again in {wait} s."
                     },
                 )
-        relay = self.relay
-        if relay is None or relay.service is None or relay.ledger is None:
-            return self._error(503, ERR_CLEARNODE)
         cfg = self.config
-        if relay.ledger.balance(self.account, cfg.asset) < cfg.min_transfer_count * cfg.tip_units:
+        balance = self._balance()
+        if balance is None:
+            return self._error(503, ERR_CLEARNODE)
+        if balance < cfg.min_transfer_count * cfg.tip_units:
             return self._error(503, ERR_UNAVAILABLE)
         if destination == self.account:
             return self._error(500, ERR_SEND)
         try:
-            tx = await relay.transfer_from(self.account, destination, cfg.asset, cfg.tip_units)
+            tx_id = await self._pay(destination)
         except RelayError:
             return self._error(500, ERR_SEND)
         except SettlementError:
@@ -132,21 +179,32 @@ class Faucet:
             {
                 "success": True,
                 "message": SUCCESS_MESSAGE,
-                "txId": str(tx["id"]),
+                "txId": tx_id,
                 "amount": cfg.tip_text,
                 "asset": cfg.asset,
                 "destination": destination,
             },
         )
 
+    def _balance(self) -> int | None:
+        if self.payer is not None:
+            return self.payer.balance(self.config.asset)
+        relay = self.relay
+        if relay is None or relay.service is None or relay.ledger is None:
+            return None
+        return relay.ledger.balance(self.account, self.config.asset)
+
+    async def _pay(self, destination: str) -> str:
+        cfg = self.config
+        if self.payer is not None:
+            return await self.payer.pay(destination, cfg.asset, cfg.tip_units)
+        assert self.relay is not None  # _balance checked it
+        tx = await self.relay.transfer_from(self.account, destination, cfg.asset, cfg.tip_units)
+        return str(tx["id"])
+
     def info(self) -> dict[str, Any]:
         """``GET /faucet/info``: what a request pays and whether the faucet can pay it."""
-        relay = self.relay
-        balance = (
-            0
-            if relay is None or relay.ledger is None
-            else relay.ledger.balance(self.account, self.config.asset)
-        )
+        balance = self._balance() or 0
         return {
             "asset": self.config.asset,
             "amount": self.config.tip_text,

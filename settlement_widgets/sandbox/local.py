@@ -33,6 +33,7 @@ from .provision import mint_test_token
 
 if TYPE_CHECKING:
     from ..channel.custody import CustodyClient
+    from ..channel_v1 import ChannelProviderV1
     from ..v4.deploy import V4Deployment
     from ..wallet import WalletClient
     from .chain import Chain
@@ -167,6 +168,7 @@ class LocalSandbox:
         #: (a Nitronode and a ChannelHub, beside the v0.5 relay that serves the faucet)
         self.protocol: str = _PROTOCOLS[protocol]
         self.hub: ChannelHubDeployment | None = None
+        self._faucet_v1: ChannelProviderV1 | None = None
         self.nitronode: NitronodeNode | None = None
         #: ``"snapshot"`` (the chain was resumed from one) or ``"deployed"``, once started
         self.started_from: str | None = None
@@ -449,13 +451,36 @@ class LocalSandbox:
             chain_view=HubChainView(node_hub),
         )
         self.nitronode = await node.start()
-        return replace(
+        v1 = replace(
             network,
             node_url=node.url,
             contracts=replace(network.contracts, channel_hub=hub.hub),
             protocol=PROTOCOL_V1,
             extra={**network.extra, "nodeAddress": broker.address, "relayV05Url": network.node_url},
         )
+        await self._start_v1_faucet(v1, deployer)
+        return v1
+
+    async def _start_v1_faucet(self, network: Network, deployer: WalletClient) -> None:
+        """The faucet pays as Yellow's v1 faucet does, by off-chain v1 transfers: its account
+        gets gas and test tokens and opens a home channel holding them (kept in
+        ``data_dir``), and the HTTP faucet pays through it (:class:`~.faucet.V1FaucetPayer`)."""
+        from ..channel_v1 import ChannelProviderV1, V1Store
+        from .faucet import V1FaucetPayer
+
+        assert self.chain is not None and self.data_dir is not None and self.faucet is not None
+        assert self.deployment is not None
+        wallet = self.chain.wallet_for(self._faucet_key)
+        await deployer.transact(to=wallet.address, value=10**18)
+        liquidity = 200 * self.faucet.config.tip_units
+        await mint_test_token(deployer, self.deployment.token, wallet.address, liquidity)
+        store = V1Store(self.data_dir / "faucet-v1.sqlite", wallet=wallet.address)
+        provider = ChannelProviderV1(network, wallet, store=store)
+        self._faucet_v1 = provider
+        await provider.connect()
+        if not any(c.status != "final" for c in provider.channels()):
+            await provider.create_channel(provider.node_address, provider.asset, liquidity)
+        self.faucet.payer = V1FaucetPayer(provider)
 
     async def _start_aggregator(
         self, network: Network, base: str, labels: dict[str, str]
@@ -562,6 +587,9 @@ class LocalSandbox:
         if self._profile_path is not None:
             remove_profile(self._profile_path, self._network)
             self._profile_path = None
+        if self._faucet_v1 is not None:
+            await close_quietly(self._faucet_v1, "close")
+            self._faucet_v1 = None
         for attr in ("http", "nitronode", "relay", "second_chain", "chain"):
             await close_quietly(getattr(self, attr))
             setattr(self, attr, None)

@@ -276,3 +276,25 @@ async def test_a_cosigned_deposit_whose_transaction_never_went_out_is_sent(
         assert again.get_channel(channel.id).amount == 3 * U
     finally:
         await again.close()
+
+
+async def test_the_faucet_pays_by_a_v1_transfer_that_a_new_channel_carries(
+    sb: LocalSandbox,
+) -> None:
+    from settlement_widgets.channel import request_faucet_tokens
+
+    liam = await fresh_wallet(sb, tokens=0)
+    pl = await _provider(sb, liam)
+    try:
+        paid = await request_faucet_tokens(liam.address, sb.network)
+        assert paid["amount"] == "10" and paid["destination"] == liam.address
+        assert paid["txId"].startswith("0x") and len(paid["txId"]) == 66  # the node's tx id
+        assert await pl.balances() == {pl.asset: 10 * U}  # held for liam, who has no channel
+        await pl.sync()
+        assert [(t.amount, t.direction) for t in pl.transfers()] == [(10 * U, "in")]
+        channel = await pl.create_channel(pl.node_address, pl.asset, 0)
+        assert channel.amount == 10 * U  # the receive state is carried into the new channel
+        await pl.close_channel(channel.id)
+        assert await _wallet_tokens(sb, liam.address) == 10 * U  # now on chain, in the wallet
+    finally:
+        await pl.close()
