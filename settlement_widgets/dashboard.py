@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from .aggregator import AggregatorProvider
     from .channel.models import Channel
     from .channel.provider import ChannelProvider
+    from .channel_v1.provider import ChannelProviderV1
     from .notebook import NotebookSession
     from .signer import Signer
     from .v4 import V4Provider
@@ -287,7 +288,8 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             else units(transfer_amount, "transfer_amount")
         )
         self._aggregator = aggregator
-        self._channel_provider: ChannelProvider | None = None
+        #: the channel method's provider for the network's protocol (v0.5 or v1)
+        self._channel_provider: ChannelProvider | ChannelProviderV1 | None = None
         self._user_v4: V4Provider | None = None
         #: the network with the operator's own v4 deployment, once one is used
         self._v4_network: Network | None = None
@@ -540,11 +542,17 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
 
     # --- channel ------------------------------------------------------------------------
 
-    async def _channels(self) -> ChannelProvider:
+    async def _channels(self) -> ChannelProvider | ChannelProviderV1:
         if self._channel_provider is None:
-            from .channel import ChannelConfig, ChannelProvider
+            provider: ChannelProvider | ChannelProviderV1
+            if self.network.protocol == "nitrolite-v1":
+                from .channel_v1 import ChannelProviderV1
 
-            provider = ChannelProvider(ChannelConfig.from_network(self.network), self.user)
+                provider = ChannelProviderV1(self.network, self.user)
+            else:
+                from .channel import ChannelConfig, ChannelProvider
+
+                provider = ChannelProvider(ChannelConfig.from_network(self.network), self.user)
             await provider.connect()
             provider.on("channel_updated", self._on_channel)
             self._channel_provider = provider
@@ -564,7 +572,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             self.panel.bind(self._channel_provider, channel.id)
         self._refresh_buttons()
 
-    async def _off_chain(self, provider: ChannelProvider) -> str:
+    async def _off_chain(self, provider: ChannelProvider | ChannelProviderV1) -> str:
         units_ = (await provider.balances()).get(provider.asset, 0)
         return f"{units_ / 10**self.network.asset_decimals:g} {provider.asset}"
 
@@ -583,12 +591,16 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         )
 
     async def open_channel(self) -> None:
-        """Open a channel with the relay's broker (``Custody.create``, no deposit: transfers
-        spend the off-chain balance, and closing settles it into the wallet)."""
+        """Open a channel with the relay's broker (``Custody.create``; on Nitrolite v1 the
+        node, ``ChannelHub.createChannel``), no deposit: transfers spend the off-chain
+        balance (on v1, a faucet credit received before is carried into the new channel),
+        and closing settles it into the wallet."""
         provider = await self._channels()
         broker = provider.broker_address
-        assert broker is not None and self.network.token is not None
-        channel = await provider.create_channel(broker, self.network.token, 0)
+        assert broker is not None
+        # v0.5 names the asset by its token; a v1 profile may leave the token to the node
+        asset = self.network.token if self.network.token is not None else provider.asset
+        channel = await provider.create_channel(broker, asset, 0)
         self._track(channel)
         tx = channel.tx_hashes.get("create")
         line = f"channel {_short(channel.id)} opened with the broker {_short(broker)}:"
