@@ -175,7 +175,8 @@ async def open_session(
     :class:`~settlement_widgets.widgets.BrowserWallet`: the page's wallet, which a cell must
     display and connect). Default: ``$SETTLEMENT_WALLET``, else the key, except on Sepolia
     without ``SETTLEMENT_PRIVATE_KEY``, where the browser wallet is the way in.
-    ``protocol`` picks the channel method's protocol: ``"v0.5"`` (default) or ``"v1"``
+    ``protocol`` picks the channel method's protocol: ``"v0.5"`` or ``"v1"`` (default:
+    ``$SETTLEMENT_PROTOCOL``, else v0.5)
     (Nitrolite v1: on ``local`` a private sandbox with a Nitronode and a ChannelHub, unless
     the Jupyter server's sandbox runs v1 itself; on Sepolia the ``sepolia-v1`` profile).
     """
@@ -194,11 +195,11 @@ async def open_session(
             f"open_session(shared=True) needs a Jupyter server that owns a sandbox ({PROFILE_ENV} "
             "is not set): start JupyterLab with `make lab`, or leave shared unset"
         )
-    if v1 and shared_profile and not _profile_is_v1(Path(shared_profile)):
+    if shared_profile and _profile_is_v1(Path(shared_profile)) != v1:
         if shared is True:
             raise ConfigurationError(
-                "open_session(shared=True, protocol='v1'): the Jupyter server's sandbox runs "
-                "Nitrolite v0.5; leave shared unset for a private v1 sandbox"
+                f"open_session(shared=True): the Jupyter server's sandbox does not run "
+                f"Nitrolite {'v1' if v1 else 'v0.5'}; leave shared unset for a private sandbox"
             )
         shared_profile = None
     if shared is not False and shared_profile:
@@ -230,9 +231,15 @@ async def open_session(
         raise
 
 
+#: the channel protocol a session (and the Jupyter server's sandbox) runs when none is given
+PROTOCOL_ENV = "SETTLEMENT_PROTOCOL"
+
+
 def _wants_v1(protocol: str | None, name: str) -> bool:
     """Whether the session's channel method is Nitrolite v1 (``protocol``, else the
     network's name: ``sepolia-v1`` is v1)."""
+    if protocol is None:
+        protocol = os.environ.get(PROTOCOL_ENV, "").strip() or None
     if protocol is None:
         return name == "sepolia-v1"
     chosen = protocol.strip().lower().removeprefix("nitrolite-")

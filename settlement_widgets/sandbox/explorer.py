@@ -54,6 +54,7 @@ def network_labels(network: Network) -> dict[str, str]:
         (c.pool_manager, "PoolManager"),
         (c.policy_hook, "PolicyHook"),
         (c.settlement_adapter, "SettlementAdapter"),
+        (c.channel_hub, "ChannelHub"),
     ]
     named += [(w, f"dev wallet {i}") for i, w in enumerate(extra.get("wallets") or (), start=1)]
     labels: dict[str, str] = {}
@@ -246,6 +247,7 @@ class Explorer:
                 "SettlementAdapter",
                 "SandboxBridge",
                 "SandboxRouter",
+                "ChannelHub",  # Nitrolite v1 (LocalSandbox(protocol="v1"))
             )
             self._table = event_table(*(load_artifact(name).abi for name in names))
         custody = to_checksum(self._custody) if self._custody else None

@@ -104,6 +104,13 @@ def _exit_with_parent() -> None:  # pragma: no cover - runs in the child before 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def _wanted_protocol() -> str:
+    """``v1`` when ``SETTLEMENT_PROTOCOL`` says so (the server's sandbox then runs a
+    Nitronode and a ChannelHub too, and its profile names Nitrolite v1), else ``v0.5``."""
+    chosen = os.environ.get("SETTLEMENT_PROTOCOL", "").strip().lower().removeprefix("nitrolite-")
+    return "v1" if chosen == "v1" else "v0.5"
+
+
 class ServerSandbox:
     """The sandbox a Jupyter server owns (adopted or started), ready after :meth:`ensure`.
 
@@ -149,7 +156,12 @@ class ServerSandbox:
         if self.process is not None and self.process.returncode is None:
             await self._stop_process()
         existing = _read_profile(self.profile_path)
-        if existing is not None and await profile_answers(existing):
+        protocol = _wanted_protocol()
+        if (
+            existing is not None
+            and existing.get("protocol", "nitrolite-v0.5") == f"nitrolite-{protocol}"
+            and await profile_answers(existing)
+        ):
             self.adopted = True
             self.network = Network.from_json(existing)
             _log.info("settlement_widgets: adopted the sandbox at %s", self.profile_path)
@@ -170,6 +182,8 @@ class ServerSandbox:
             "--aggregator",
             "--wallets",
             str(self.wallets),
+            "--protocol",
+            _wanted_protocol(),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
