@@ -29,7 +29,6 @@ import asyncio
 import atexit
 import collections
 import contextlib
-import json
 import os
 import re
 import secrets
@@ -195,20 +194,22 @@ async def open_session(
             f"open_session(shared=True) needs a Jupyter server that owns a sandbox ({PROFILE_ENV} "
             "is not set): start JupyterLab with `make lab`, or leave shared unset"
         )
-    if shared_profile and _profile_is_v1(Path(shared_profile)) != v1:
+    wanted = "nitrolite-v1" if v1 else "nitrolite-v0.5"
+    if shared is not False and shared_profile:
+        # the server may still be writing its profile: connect (which waits for it), then
+        # check that its sandbox runs the protocol asked for
+        session = await _shared_session(
+            Path(shared_profile), os.environ.get(EXPLORER_ENV, ""), wallets, progress
+        )
+        if session.network.protocol == wanted:
+            return _with_wallet(session, kind)
+        await session.aclose()
         if shared is True:
             raise ConfigurationError(
-                f"open_session(shared=True): the Jupyter server's sandbox does not run "
-                f"Nitrolite {'v1' if v1 else 'v0.5'}; leave shared unset for a private sandbox"
+                f"open_session(shared=True): the Jupyter server's sandbox runs "
+                f"{session.network.protocol}, not {wanted}; leave shared unset for a private "
+                "sandbox (or start the server with SETTLEMENT_PROTOCOL)"
             )
-        shared_profile = None
-    if shared is not False and shared_profile:
-        return _with_wallet(
-            await _shared_session(
-                Path(shared_profile), os.environ.get(EXPLORER_ENV, ""), wallets, progress
-            ),
-            kind,
-        )
     from .sandbox import LocalSandbox
 
     sandbox = LocalSandbox(
@@ -248,13 +249,6 @@ def _wants_v1(protocol: str | None, name: str) -> bool:
     if chosen == "v0.5" and name == "sepolia-v1":
         raise ConfigurationError("the sepolia-v1 network speaks Nitrolite v1, not v0.5")
     return chosen == "v1"
-
-
-def _profile_is_v1(path: Path) -> bool:
-    try:
-        return bool(json.loads(path.read_text()).get("protocol") == "nitrolite-v1")
-    except (OSError, ValueError):
-        return False
 
 
 def _session_on(sandbox: LocalSandbox | SharedSandbox, home: Path) -> NotebookSession:

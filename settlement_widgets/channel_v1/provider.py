@@ -44,6 +44,7 @@ from ..errors import (
     InvalidAmountError,
     RelayError,
     SettlementValueError,
+    TransactionFailedError,
     UnknownOptionError,
 )
 from ..networks import PROTOCOL_V1, Network
@@ -411,24 +412,31 @@ class ChannelProviderV1:
         ``pending`` row was written by the caller, in the transaction that stored
         ``state``)."""
         contract_state = self._contract_state(state)
-        if step == "create":
-            tx = await self.hub.create_channel(self._definition(channel_id), contract_state)
-        elif step == "deposit":
-            tx = await self.hub.deposit_to_channel(channel_id, contract_state)
-        elif step == "withdraw":
-            tx = await self.hub.withdraw_from_channel(channel_id, contract_state)
-        elif step == "close":
-            tx = await self.hub.close_channel(channel_id, contract_state)
-        elif step == "checkpoint":
-            tx = await self.hub.checkpoint_channel(channel_id, contract_state)
-        elif step == "challenge":
-            sig = await self.wallet.sign_message(
-                pack_challenge_state(state, self._client.assets.cached_token_decimals)
-            )
-            challenger_sig = "0x00" + sig.removeprefix("0x")
-            tx = await self.hub.challenge_channel(channel_id, contract_state, challenger_sig, 0)
-        else:  # pragma: no cover - the steps are ours
-            raise SettlementValueError(f"unknown on-chain step {step!r}")
+        try:
+            if step == "create":
+                tx = await self.hub.create_channel(self._definition(channel_id), contract_state)
+            elif step == "deposit":
+                tx = await self.hub.deposit_to_channel(channel_id, contract_state)
+            elif step == "withdraw":
+                tx = await self.hub.withdraw_from_channel(channel_id, contract_state)
+            elif step == "close":
+                tx = await self.hub.close_channel(channel_id, contract_state)
+            elif step == "checkpoint":
+                tx = await self.hub.checkpoint_channel(channel_id, contract_state)
+            elif step == "challenge":
+                sig = await self.wallet.sign_message(
+                    pack_challenge_state(state, self._client.assets.cached_token_decimals)
+                )
+                challenger_sig = "0x00" + sig.removeprefix("0x")
+                tx = await self.hub.challenge_channel(channel_id, contract_state, challenger_sig, 0)
+            else:  # pragma: no cover - the steps are ours
+                raise SettlementValueError(f"unknown on-chain step {step!r}")
+        except TransactionFailedError:
+            # the chain refused the step (a revert, seen by the estimate or in the receipt,
+            # e.g. closeChannel before a challenge expires): no longer pending, so recover()
+            # does not send it again on every connect
+            self.store.put_onchain(channel_id, step, state, status="failed")
+            raise
         status = {
             "create": "active",
             "deposit": "active",

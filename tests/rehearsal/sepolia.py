@@ -73,6 +73,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "PolicyRejectedError: error PolicyRejected, reason SLIPPAGE_EXCEEDED",
     ),
     "05_aggregator_routes": ("NOT LIVE: a LI.FI-schema server on this machine",),
+    # v1 has no Sepolia twin: SETTLEMENT_NETWORK=sepolia names the v0.5 profile, so the
+    # notebook runs on a private local v1 sandbox (sepolia-v1 is Yellow's public v1 sandbox)
+    "06_nitrolite_v1": ("SETTLEMENT_NETWORK=sepolia: nitrolite-v1 runs locally",),
     "dashboard": ("network='sepolia'",),
 }
 _SKIPPED = re.compile(r"^\s*skipped\b", re.IGNORECASE | re.MULTILINE)

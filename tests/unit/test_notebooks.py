@@ -37,6 +37,7 @@ def test_the_walkthroughs_exist() -> None:
         "03_channel_lifecycle.ipynb",
         "04_v4_contracts.ipynb",
         "05_aggregator_routes.ipynb",
+        "06_nitrolite_v1.ipynb",
         "dashboard.ipynb",
     } <= names
 
