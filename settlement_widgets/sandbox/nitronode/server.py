@@ -28,7 +28,6 @@ from typing import Any, Final
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
-from websockets.protocol import State
 
 from ...errors import ConfigurationError, InvalidFrameError, RelayError, RelayUnavailableError
 from ...nitrolite_v1.wire import (
@@ -40,7 +39,7 @@ from ...nitrolite_v1.wire import (
     error_frame,
     unknown_method_error,
 )
-from ...ws_write import write_queued
+from ...ws_write import Outbox
 from ..relay.committer import GroupCommitter
 from .chain_view import ChainView
 from .config import NitronodeConfig
@@ -57,42 +56,6 @@ MAX_FRAME_BYTES: Final = 131072
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-class _Outbox:
-    """Frames for one connection, written through websockets' sans-I/O protocol in one
-    socket write per event-loop turn (as the relay's connections are)."""
-
-    __slots__ = ("_out", "_scheduled", "closed", "ws")
-
-    def __init__(self, ws: ServerConnection) -> None:
-        self.ws = ws
-        self._out: list[str] = []
-        self._scheduled = False
-        self.closed = False
-
-    def push(self, text: str) -> None:
-        if self.closed:
-            return
-        self._out.append(text)
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._scheduled = False
-        frames, self._out = self._out, []
-        ws = self.ws
-        if self.closed or ws.protocol.state is not State.OPEN:
-            self.closed = True
-            return
-        try:
-            for text in frames:
-                ws.protocol.send_text(text.encode())
-            write_queued(ws)
-        except Exception as exc:  # the socket is gone; websockets tears it down
-            _log.debug("dropping frames for a closed connection: %s", exc)
-            self.closed = True
 
 
 class NitronodeNode:
@@ -195,7 +158,7 @@ class NitronodeNode:
     # --- connections --------------------------------------------------------------------------
 
     async def _serve(self, ws: ServerConnection) -> None:
-        outbox = _Outbox(ws)
+        outbox = Outbox(ws)
         try:
             async for message in ws:
                 await self._on_message(outbox, message)
@@ -204,7 +167,7 @@ class NitronodeNode:
         finally:
             outbox.closed = True
 
-    async def _on_message(self, outbox: _Outbox, message: str | bytes) -> None:
+    async def _on_message(self, outbox: Outbox, message: str | bytes) -> None:
         committer, service = self.committer, self.service
         assert committer is not None and service is not None
         if committer.failure is not None:  # fail-stop
@@ -217,7 +180,7 @@ class NitronodeNode:
             reply = error_frame(0, "", INVALID_MESSAGE_FORMAT, _now_ms())
         else:
             reply = await self._answer(service, request)
-        committer.after(committer.kick(), outbox.push, encode_frame(reply))
+        committer.after(committer.kick(), outbox.push, encode_frame(reply).encode())
 
     async def _answer(self, service: NitronodeService, request: Frame) -> Frame:
         handler = service.methods.get(request.method)

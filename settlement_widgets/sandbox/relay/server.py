@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.frames import Frame, Opcode
-from websockets.protocol import State
 
 from ...errors import ConfigurationError, RelayError, RelayUnavailableError
 from ...keys import PrivateKey
-from ...ws_write import write_queued
+from ...ws_write import Outbox
 from .clock import now_ms
 from .committer import GroupCommitter
 from .config import RelayConfig
@@ -50,55 +49,15 @@ __all__ = ["RelayNode"]
 _log = logging.getLogger(__name__)
 
 
-class _Connection:
-    """One client: its auth session and the frames waiting to be written.
+class _Connection(Outbox):
+    """One client: its auth session and the frames waiting to be written (:class:`Outbox`:
+    a transfer's reply, ``bu`` and ``tr`` go out in one socket write)."""
 
-    Frames are written synchronously through the connection's sans-I/O protocol object (the
-    way ``websockets.broadcast`` does), and everything pushed during one turn of the event
-    loop goes out in *one* socket write: a transfer's reply, ``bu`` and ``tr`` cost one
-    syscall, not three (a loopback send costs a wake-up of the peer; performance-floor.md §3).
-    """
-
-    __slots__ = ("_out", "_scheduled", "closed", "session", "ws")
-
-    #: a client that stops reading is dropped once this much is waiting for it
-    MAX_BUFFER = 64 << 20
+    __slots__ = ("session",)
 
     def __init__(self, ws: ServerConnection) -> None:
-        self.ws = ws
+        super().__init__(ws)
         self.session = Session()
-        self._out: list[bytes] = []
-        self._scheduled = False
-        self.closed = False
-
-    def push(self, frame: bytes) -> None:
-        if self.closed:
-            return
-        self._out.append(frame)
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._scheduled = False
-        frames, self._out = self._out, []
-        ws = self.ws
-        if self.closed or ws.protocol.state is not State.OPEN:
-            self.closed = True
-            return
-        protocol = ws.protocol
-        try:
-            for frame in frames:
-                protocol.send_text(frame)
-            write_queued(ws)
-        except Exception as exc:  # the socket is gone: websockets tears the connection down
-            _log.debug("dropping frames for a closed connection: %s", exc)
-            self.closed = True
-            return
-        if ws.transport.get_write_buffer_size() > self.MAX_BUFFER:
-            _log.warning("closing a relay connection that stopped reading")
-            self.closed = True
-            ws.transport.abort()
 
 
 class _RelayConnection(ServerConnection):
