@@ -56,7 +56,7 @@ from ..nitrolite_v1.state import pack_challenge_state
 from ..nitrolite_v1.transitions import transition_to_intent
 from .hub import ChannelHubClient, HubTx, contract_definition
 from .rpc_client import V1RpcClient
-from .store import V1Store
+from .store import StoredTransfer, V1Store
 
 if TYPE_CHECKING:
     from ..signer import Signer
@@ -583,8 +583,9 @@ class ChannelProviderV1:
         async with self._op_lock:
             self._open_channel_id(channel_id)
             state = await self._client.transfer(recipient, self._asset, display)
-            self.store.put_state(state)
-            transfer = self._record_transfer(state, "out", recipient)
+            with self.store.transaction():  # the node's signature and the history: one COMMIT
+                self.store.put_state(state)
+                transfer = self._record_transfer(state, "out", recipient)
         self._emit("transfer", transfer)
         return transfer
 
@@ -600,11 +601,11 @@ class ChannelProviderV1:
         return self._transfer_row(str(transition["tx_id"]), direction, state.get("home_channel_id"))
 
     def _transfer_row(self, tx_id: str, direction: str, channel_id: Any = None) -> Transfer:
-        rows = self.store.transfers(self._asset)
-        row = next(r for r in rows if r.tx_id == tx_id and r.direction == direction)
-        return self._public_transfer(rows.index(row) + 1, row, channel_id)
+        row = self.store.transfer(tx_id, direction)
+        assert row is not None  # just written
+        return self._public_transfer(row, channel_id)
 
-    def _public_transfer(self, index: int, row: Any, channel_id: Any = None) -> Transfer:
+    def _public_transfer(self, row: StoredTransfer, channel_id: Any = None) -> Transfer:
         sender, recipient = (
             (self.address, row.counterparty)
             if row.direction == "out"
@@ -613,7 +614,7 @@ class ChannelProviderV1:
         from datetime import UTC, datetime
 
         return Transfer(
-            id=index,
+            id=row.row,
             channel_id=str(channel_id) if channel_id else None,
             amount=self._units(row.amount),
             asset=row.asset,
@@ -625,7 +626,7 @@ class ChannelProviderV1:
 
     def transfers(self) -> list[Transfer]:
         """Every transfer sent and received (as far as :meth:`sync` has seen), oldest first."""
-        return [self._public_transfer(i + 1, r) for i, r in enumerate(self.store.transfers())]
+        return [self._public_transfer(r) for r in self.store.transfers()]
 
     async def sync(self) -> dict[str, Any] | None:
         """Read what the node holds for us (v1 nodes push nothing): transfers received since

@@ -101,8 +101,10 @@ CREATE TABLE IF NOT EXISTS app_sessions (
 
 @dataclass(frozen=True)
 class StoredTransfer:
-    """One off-chain transfer as the store has it (``amount`` in display units, as signed)."""
+    """One off-chain transfer as the store has it (``amount`` in display units, as signed;
+    ``row`` its row number, the provider's transfer id)."""
 
+    row: int
     tx_id: str
     direction: str
     asset: str
@@ -432,14 +434,23 @@ class V1Store:
             )
             return cursor.rowcount == 1
 
+    _TRANSFER_COLUMNS: Final = "rowid, tx_id, direction, asset, amount, counterparty, created_at"
+
     def transfers(self, asset: str | None = None) -> list[StoredTransfer]:
-        sql = "SELECT tx_id, direction, asset, amount, counterparty, created_at FROM transfers"
+        sql = f"SELECT {self._TRANSFER_COLUMNS} FROM transfers"
         args: tuple[Any, ...] = ()
         if asset is not None:
             sql += " WHERE asset = ?"
             args = (asset,)
-        rows = self._read(sql + " ORDER BY created_at, rowid", args)
+        rows = self._read(sql + " ORDER BY rowid", args)
         return [StoredTransfer(*r) for r in rows]
+
+    def transfer(self, tx_id: str, direction: str) -> StoredTransfer | None:
+        rows = self._read(
+            f"SELECT {self._TRANSFER_COLUMNS} FROM transfers WHERE tx_id = ? AND direction = ?",
+            (tx_id, direction),
+        )
+        return StoredTransfer(*rows[0]) if rows else None
 
     # --- app sessions -------------------------------------------------------------------
 

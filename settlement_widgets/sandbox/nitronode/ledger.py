@@ -204,9 +204,17 @@ class NitronodeLedger:
         wallet, asset = wallet_key(state["user_wallet"]), state["asset"]
         epoch, version = int(state["epoch"]), int(state["version"])
         chain = self.states.setdefault((wallet, asset), [])
-        chain[:] = [s for s in chain if (int(s["epoch"]), int(s["version"])) != (epoch, version)]
-        chain.append(state)
-        chain.sort(key=lambda s: (int(s["epoch"]), int(s["version"])))
+        last = (int(chain[-1]["epoch"]), int(chain[-1]["version"])) if chain else None
+        if last is None or (epoch, version) > last:
+            chain.append(state)  # the usual case: the next state of the chain
+        elif (epoch, version) == last:
+            chain[-1] = state  # the same state, now with another signature
+        else:
+            chain[:] = [
+                s for s in chain if (int(s["epoch"]), int(s["version"])) != (epoch, version)
+            ]
+            chain.append(state)
+            chain.sort(key=lambda s: (int(s["epoch"]), int(s["version"])))
         self._put(
             "states",
             (wallet, asset, epoch, version),
