@@ -7,8 +7,9 @@ client must not lose (:class:`V1Store`) and the provider over all three
 (:class:`ChannelProviderV1`).
 """
 
+from .app_sessions import AppSession
 from .hub import ChannelHubClient, HubChainView
-from .provider import AppSession, ChannelProviderV1
+from .provider import ChannelProviderV1
 from .rpc_client import V1RpcClient
 from .store import V1Store
 
