@@ -3,7 +3,8 @@
 A person's wallet extension keeps its key outside the page and answers the page's requests;
 this does the same for the browser tests: the page calls the exposed binding
 ``__swTestWallet(method, paramsJson)`` and :class:`DevKeyWallet` answers it here, signing with
-a sandbox dev key and sending through the sandbox's JSON-RPC. Every request is recorded
+a sandbox dev key and sending through the sandbox's JSON-RPC. Like a real wallet it reveals
+its account (``eth_accounts``) only once the page asked to connect. Every request is recorded
 (``requests``), so a test can say exactly what the page asked. A ``personal_sign`` of
 :data:`REJECTED_MESSAGE`, or any method in ``reject``, is answered as a person clicking
 *Reject* (EIP-1193 4001).
@@ -32,6 +33,9 @@ class DevKeyWallet:
     chain_id: int
     reject: set[str] = field(default_factory=set)
     requests: list[tuple[str, list[Any]]] = field(default_factory=list)
+    #: whether the page was granted the account: as in a real wallet, ``eth_accounts`` is
+    #: empty until ``eth_requestAccounts`` (a person approving the connection) has run
+    authorized: bool = False
 
     def __post_init__(self) -> None:
         self.account = Account.from_key(self.secret)
@@ -60,8 +64,11 @@ class DevKeyWallet:
     def _answer(self, method: str, params: list[Any]) -> Any:
         if method in self.reject:
             raise _Refused(4001, "User rejected the request.")
-        if method in ("eth_requestAccounts", "eth_accounts"):
+        if method == "eth_requestAccounts":
+            self.authorized = True
             return [self.address]
+        if method == "eth_accounts":
+            return [self.address] if self.authorized else []
         if method == "eth_chainId":
             return hex(self.chain_id)
         if method == "wallet_switchEthereumChain":

@@ -30,7 +30,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from ...addresses import validate_address
-from ...errors import InvalidAddressError, RelayError, SettlementValueError
+from ...errors import InvalidAddressError, InvalidFrameError, RelayError, SettlementValueError
 from ...keys import PrivateKey
 from ...nitrolite_v1.app_sessions import (
     QUORUM_SIG_SESSION_KEY,
@@ -211,17 +211,17 @@ def _parse_state(value: Any) -> dict[str, Any]:
     try:
         transition = state["transition"]
         if not isinstance(transition, Mapping) or not isinstance(transition.get("type"), int):
-            raise TypeError("transition")
+            raise InvalidFrameError("transition")
         for key in ("tx_id", "account_id", "amount"):
             if not isinstance(transition.get(key), str):
-                raise TypeError(key)
+                raise InvalidFrameError(key)
         for key in ("id", "asset", "user_wallet"):
             if not isinstance(state.get(key), str):
-                raise TypeError(key)
+                raise InvalidFrameError(key)
         validate_address(state["user_wallet"], field="user_wallet")
         for key in ("epoch", "version"):
             if not isinstance(state.get(key), str) or not _DECIMAL_UINT.match(state[key]):
-                raise TypeError(key)
+                raise InvalidFrameError(key)
         for key in ("home_ledger", "escrow_ledger"):
             ledger = state.get(key)
             if ledger is None and key == "escrow_ledger":
@@ -229,15 +229,15 @@ def _parse_state(value: Any) -> dict[str, Any]:
             if not isinstance(ledger, Mapping) or not all(
                 isinstance(ledger.get(f), str) for f in _LEDGER_FIELDS
             ):
-                raise TypeError(key)
+                raise InvalidFrameError(key)
             for f in _LEDGER_FIELDS[2:]:
                 parse_decimal(ledger[f])
         for key in ("home_channel_id", "escrow_channel_id", "user_sig", "node_sig"):
             if state.get(key) is not None and not isinstance(state[key], str):
-                raise TypeError(key)
+                raise InvalidFrameError(key)
         parse_decimal(transition["amount"])
         parsed = wire_state(state)
-    except (KeyError, TypeError, SettlementValueError) as exc:
+    except (KeyError, SettlementValueError) as exc:  # InvalidFrameError is one
         raise _fail(
             f"failed to parse state: invalid {exc.args[0] if exc.args else 'state'}"
         ) from None
