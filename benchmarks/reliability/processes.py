@@ -424,10 +424,18 @@ class TcpProxy:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        window = self.refused_windows
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
         except OSError:
             writer.transport.abort()
+            return
+        if self._server is None or self.refused_windows != window:
+            # down() ran while this connection was being made: it was not in _pipes to be
+            # cut, and must not outlive the outage (a kept-alive HTTP client would go on
+            # reaching the node through it)
+            writer.transport.abort()
+            up_writer.transport.abort()
             return
         self._pipes.update((writer, up_writer))
 
