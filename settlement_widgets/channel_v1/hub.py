@@ -34,11 +34,12 @@ from .._keccak import keccak256
 from ..addresses import ZERO_ADDRESS, to_checksum, validate_address
 from ..channel.custody import _ERC20_ABI, CustodyClient, _amount, _optional_abi
 from ..contracts import load_artifact
-from ..errors import InvalidStateError, SettlementValueError, TransactionFailedError
+from ..errors import InvalidStateError, TransactionFailedError
 from ..nitrolite_v1.calldata import (
     challenge_channel_calldata,
     channel_state_calldata,
     create_channel_calldata,
+    hex_bytes,
 )
 from ..nitrolite_v1.ids import (
     CHANNEL_HUB_VERSION,
@@ -164,24 +165,9 @@ def channel_id_of(definition: Mapping[str, Any]) -> str:
         node=definition["node"],
         nonce=int(definition["nonce"]),
         approved_sig_validators=int(definition["approvedSignatureValidators"]),
-        metadata=_raw(definition["metadata"], "definition.metadata", 32),
+        metadata=hex_bytes(definition["metadata"], "definition.metadata", 32),
     )
     return "0x" + (bytes([CHANNEL_HUB_VERSION]) + keccak256(encoded)[1:]).hex()
-
-
-def _raw(value: object, field_name: str, size: int | None = None) -> bytes:
-    if isinstance(value, bytes | bytearray):
-        raw = bytes(value)
-    elif isinstance(value, str) and value.startswith(("0x", "0X")):
-        try:
-            raw = bytes.fromhex(value[2:])
-        except ValueError:
-            raise SettlementValueError(f"{field_name} is not valid hex: {value!r}") from None
-    else:
-        raise SettlementValueError(f"{field_name} must be 0x-hex or bytes, got {value!r}")
-    if size is not None and len(raw) != size:
-        raise SettlementValueError(f"{field_name} must be {size} bytes, got {len(raw)}")
-    return raw
 
 
 def _channel_id_hex(channel_id: str | bytes) -> str:

@@ -35,6 +35,7 @@ __all__ = [
     "contract_state_from_wire",
     "create_channel_calldata",
     "encode_call",
+    "hex_bytes",
     "intent_comparison_table",
     "selector",
 ]
@@ -98,7 +99,8 @@ def _int(value: object, field: str) -> int:
     raise SettlementValueError(f"{field} must be an integer or decimal string, got {value!r}")
 
 
-def _bytes(value: object, field: str, size: int | None = None) -> bytes:
+def hex_bytes(value: object, field: str, size: int | None = None) -> bytes:
+    """``value`` (0x-hex or bytes) as bytes, ``size`` long if given; our error otherwise."""
     if isinstance(value, bytes | bytearray):
         raw = bytes(value)
     elif isinstance(value, str) and value.startswith(("0x", "0X")):
@@ -127,7 +129,7 @@ def _ledger(ledger: Mapping[str, Any], field: str) -> tuple[Any, ...]:
 
 def _state(state: Mapping[str, Any]) -> tuple[Any, ...]:
     for name in ("userSig", "nodeSig"):
-        if not _bytes(state.get(name, b""), f"state.{name}"):
+        if not hex_bytes(state.get(name, b""), f"state.{name}"):
             raise InvalidSignatureError(
                 f"state.{name} is empty: the contract needs both signatures (with the "
                 "validator-id prefix byte) to accept a state"
@@ -135,11 +137,11 @@ def _state(state: Mapping[str, Any]) -> tuple[Any, ...]:
     return (
         _int(state["version"], "state.version"),
         _int(state["intent"], "state.intent"),
-        _bytes(state["metadata"], "state.metadata", 32),
+        hex_bytes(state["metadata"], "state.metadata", 32),
         _ledger(state["homeLedger"], "state.homeLedger"),
         _ledger(state["nonHomeLedger"], "state.nonHomeLedger"),
-        _bytes(state["userSig"], "state.userSig"),
-        _bytes(state["nodeSig"], "state.nodeSig"),
+        hex_bytes(state["userSig"], "state.userSig"),
+        hex_bytes(state["nodeSig"], "state.nodeSig"),
     )
 
 
@@ -150,7 +152,7 @@ def _definition(definition: Mapping[str, Any]) -> tuple[Any, ...]:
         definition["node"],
         _int(definition["nonce"], "def.nonce"),
         _int(definition["approvedSignatureValidators"], "def.approvedSignatureValidators"),
-        _bytes(definition["metadata"], "def.metadata", 32),
+        hex_bytes(definition["metadata"], "def.metadata", 32),
     )
 
 
@@ -169,9 +171,9 @@ def encode_call(function: str, args: Sequence[Any]) -> bytes:
         elif abi_type == CHANNEL_DEFINITION_TYPE:
             values.append(_definition(arg))
         elif abi_type == "bytes32":
-            values.append(_bytes(arg, "channelId", 32))
+            values.append(hex_bytes(arg, "channelId", 32))
         elif abi_type == "bytes":
-            values.append(_bytes(arg, "challengerSig"))
+            values.append(hex_bytes(arg, "challengerSig"))
         else:
             values.append(_int(arg, "challengerIdx"))
     return selector(function) + abi_encode(types, values)
