@@ -72,7 +72,9 @@ def parse_decimal_amount(text: str | Decimal, decimals: int) -> int:
             raise InvalidAmountError(f"amount {text} is not a finite number")
         if text.is_signed() and text != 0:
             raise InvalidAmountError(f"amount must not be negative, got {text}")
-        text = format(abs(text), "f")
+        # copy_abs, not abs(): abs() rounds to the current context (28 digits by default),
+        # which silently changed any Decimal amount with more significant digits
+        text = format(text.copy_abs(), "f")
     elif isinstance(text, float):
         raise InvalidAmountError(
             f"amount {text!r} is a float, which is not exact: pass a decimal string such as "

@@ -13,25 +13,43 @@ Scaling between display amounts and integer token units follows the SDK's ``deci
 an amount with more fractional digits than the token allows is an error, never rounded,
 because silently rounding money is worse than refusing it.
 
-Arithmetic uses Python :mod:`decimal` with a 50-digit context, the precision the vector
-generator configured for decimal.js, and ROUND_HALF_UP (decimal.js's default rounding).
+Arithmetic is exact. Python's default decimal context keeps 28 significant digits and the
+SDK's decimal.js is configured for 50, but a uint256 at 18 decimals has 78 digits and a
+token may have up to 255 decimals, so any context-limited operation would silently round a
+large balance and the state would pack and sign another number than the one shown.
+:data:`EXACT_CONTEXT` has room for every representable amount and traps ``Inexact`` and
+``Rounded``: an operation that would round raises instead. :func:`exact_add`,
+:func:`exact_sub` and :func:`exact_neg` are the only arithmetic the v1 core does on amounts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from decimal import (
+    ROUND_HALF_UP,
+    Context,
+    Decimal,
+    DivisionByZero,
+    Inexact,
+    InvalidOperation,
+    Overflow,
+    Rounded,
+    Underflow,
+)
 from typing import Any
 
 from ..errors import InvalidAmountError
 
 __all__ = [
-    "DECIMAL_CONTEXT",
+    "EXACT_CONTEXT",
     "MAX_TOKEN_DECIMALS",
     "TO_EXP_NEG",
     "TO_EXP_POS",
     "VECTORS",
     "decimal_places",
+    "exact_add",
+    "exact_neg",
+    "exact_sub",
     "from_units",
     "parse_decimal",
     "plain_decimal_string",
@@ -39,9 +57,17 @@ __all__ = [
     "to_units",
 ]
 
-#: The arithmetic context: decimal.js precision 50 (as the SDK vectors were generated) and
-#: its default rounding mode ROUND_HALF_UP.
-DECIMAL_CONTEXT = Context(prec=50, rounding=ROUND_HALF_UP, Emin=-999_999_999, Emax=999_999_999)
+#: Exact arithmetic on amounts: 1,000 digits hold the sum of any two amounts that fit a
+#: uint256 at up to 255 decimals (78 + 255 digits), and every flag that means "the result
+#: is not the exact value" is a trap, so rounding raises ``decimal.Inexact``/``Rounded``
+#: rather than changing a balance. (``ROUND_HALF_UP`` is decimal.js's mode, never used.)
+EXACT_CONTEXT = Context(
+    prec=1000,
+    rounding=ROUND_HALF_UP,
+    Emin=-999_999_999,
+    Emax=999_999_999,
+    traps=[InvalidOperation, DivisionByZero, Overflow, Underflow, Inexact, Rounded],
+)
 
 #: decimal.js ``toExpNeg`` / ``toExpPos`` defaults: ``toString`` switches to exponent
 #: notation when the exponent is <= -7 or >= 21.
@@ -82,6 +108,33 @@ def parse_decimal(value: str | int | Decimal) -> Decimal:
     if not result.is_finite():
         raise InvalidAmountError(f"amount must be finite, got {value!r}")
     return result
+
+
+def _exact(op: str, result: Decimal) -> Decimal:
+    if not result.is_finite():  # cannot happen for finite operands; kept as a guard
+        raise InvalidAmountError(f"amount {op} is not finite")
+    return result
+
+
+def exact_add(a: str | int | Decimal, b: str | int | Decimal) -> Decimal:
+    """``a + b`` with no rounding (raises :class:`InvalidAmountError` if it would round)."""
+    try:
+        return _exact("sum", EXACT_CONTEXT.add(parse_decimal(a), parse_decimal(b)))
+    except (Inexact, Rounded) as exc:  # only for operands far beyond any token's range
+        raise InvalidAmountError(f"amount sum of {a} and {b} cannot be represented") from exc
+
+
+def exact_sub(a: str | int | Decimal, b: str | int | Decimal) -> Decimal:
+    """``a - b`` with no rounding (raises :class:`InvalidAmountError` if it would round)."""
+    try:
+        return _exact("difference", EXACT_CONTEXT.subtract(parse_decimal(a), parse_decimal(b)))
+    except (Inexact, Rounded) as exc:  # only for operands far beyond any token's range
+        raise InvalidAmountError(f"amount {a} minus {b} cannot be represented") from exc
+
+
+def exact_neg(a: str | int | Decimal) -> Decimal:
+    """``-a``, exactly (``copy_negate`` never consults a context)."""
+    return parse_decimal(a).copy_negate()
 
 
 def _normalized(value: Decimal) -> Decimal:

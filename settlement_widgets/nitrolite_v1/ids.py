@@ -30,11 +30,11 @@ from .._keccak import keccak256
 from ..addresses import validate_address
 from ..errors import InvalidStateError
 from .abi import abi_encode
+from .vector_case import VectorCase, known_answer_fields
 
 __all__ = [
     "CHANNEL_HUB_VERSION",
     "DEFAULT_CHALLENGE_DURATION",
-    "KNOWN_HOME_CHANNEL_IDS",
     "VECTORS",
     "as_bytes32",
     "as_uint",
@@ -54,29 +54,6 @@ CHANNEL_HUB_VERSION = 0x01
 
 DEFAULT_CHALLENGE_DURATION = 86400
 """The SDK's default challenge period in seconds (nitrolite-v1.md §7.4)."""
-
-KNOWN_HOME_CHANNEL_IDS: dict[tuple[str, str, str, int, int, int], str] = {
-    # (node, user, asset, nonce, challenge_duration, approved_sig_validators) -> id, from Go
-    # pkg/core utils_test.go and contracts/test/Utils.t.sol at v1.4.1: an answer fixed outside
-    # the TS SDK, so agreeing with it shows our encoding matches the contract's, not only the SDK.
-    (
-        "0x435d4B6b68e1083Cc0835D1F971C4739204C1d2a",
-        "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
-        "ether",
-        42,
-        86400,
-        0,
-    ): "0x011d32827760cd3fa7dfb3934eb4ddb4a05f47e327581d4fd1585f4dc9a8c490",
-}
-"""Home channel ids known from the Go and Solidity test suites (inputs use EIP-55 addresses)."""
-
-_KNOWN_ESCROW_CHANNEL_IDS: dict[tuple[str, int], str] = {
-    # Go pkg/core utils_test.go (Solidity Utils.getEscrowId) at v1.4.1
-    (
-        "0xeac2bed767671a8ab77527e1e2fff00bb2e62de5467d9ba3a4105dad5c6e3d66",
-        42,
-    ): "0xe4d925dcf63add647f25c757d6ff0e74ba31401da91d8c7bafa4846c97a92ac2",
-}
 
 _DECIMAL = re.compile(r"^[0-9]+$")
 _HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
@@ -254,7 +231,19 @@ def receiver_transaction_id(account: str, new_state_id: str | bytes) -> str:
 # --- vector groups ---------------------------------------------------------------------
 
 
-def _vector_channel_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+def _word(number: int) -> bytes:
+    return number.to_bytes(32, "big")
+
+
+def _address_word(address: str) -> bytes:
+    return bytes(12) + bytes.fromhex(validate_address(address)[2:])
+
+
+def _vector_channel_id(
+    inputs: Mapping[str, Any], meta: Mapping[str, Any], case: VectorCase
+) -> dict[str, Any]:
+    """``getHomeChannelId``; a known-answer vector also gets the id recomputed from the
+    definition's six words laid out by hand (``expected_kat``) and whether they agree."""
     metadata = channel_metadata(inputs["asset"])
     encoded = encode_channel_definition(
         challenge_duration=inputs["challenge_duration"],
@@ -273,39 +262,36 @@ def _vector_channel_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> di
         challenge_duration=inputs["challenge_duration"],
         approved_sig_validators=inputs["approved_sig_validators"],
     )
-    out: dict[str, Any] = {
+    words = (
+        _word(as_uint(inputs["challenge_duration"], 32, "challenge_duration"))
+        + _address_word(inputs["user"])
+        + _address_word(inputs["node"])
+        + _word(as_uint(inputs["nonce"], 64, "nonce"))
+        + _word(parse_sig_validators_hex(inputs["approved_sig_validators"]))
+        + metadata
+    )
+    by_hand = _hex(bytes([CHANNEL_HUB_VERSION]) + keccak256(words)[1:])
+    return {
         "channel_metadata": _hex(metadata),
         "abi_encoded_definition": _hex(encoded),
         "keccak256": _hex(digest),
         "home_channel_id": channel,
+        **known_answer_fields(case, channel, by_hand),
     }
-    key = (
-        validate_address(inputs["node"], field="node"),
-        validate_address(inputs["user"], field="user"),
-        inputs["asset"],
-        as_uint(inputs["nonce"], 64, "nonce"),
-        as_uint(inputs["challenge_duration"], 32, "challenge_duration"),
-        parse_sig_validators_hex(inputs["approved_sig_validators"]),
-    )
-    known = KNOWN_HOME_CHANNEL_IDS.get(key)
-    if known is not None:
-        out["expected_kat"] = known
-        out["kat_match"] = known == channel
-    return out
 
 
-def _vector_escrow_channel_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+def _vector_escrow_channel_id(
+    inputs: Mapping[str, Any], meta: Mapping[str, Any], case: VectorCase
+) -> dict[str, Any]:
+    """``getEscrowChannelId``; a known-answer vector also gets it recomputed by hand."""
     escrow = escrow_channel_id(inputs["home_channel_id"], inputs["state_version"])
-    out: dict[str, Any] = {"escrow_channel_id": escrow}
-    key = (
-        _hex(as_bytes32(inputs["home_channel_id"], "home_channel_id")),
-        as_uint(inputs["state_version"], 64, "state version"),
+    by_hand = _hex(
+        keccak256(
+            as_bytes32(inputs["home_channel_id"], "home_channel_id")
+            + _word(as_uint(inputs["state_version"], 64, "state version"))
+        )
     )
-    known = _KNOWN_ESCROW_CHANNEL_IDS.get(key)
-    if known is not None:
-        out["expected_kat"] = known
-        out["kat_match"] = known == escrow
-    return out
+    return {"escrow_channel_id": escrow, **known_answer_fields(case, escrow, by_hand)}
 
 
 def _vector_channel_metadata(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -333,7 +319,7 @@ def _vector_transaction_id(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -
     }
 
 
-VECTORS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]] = {
+VECTORS: dict[str, Callable[..., dict[str, Any]]] = {
     "channel_id": _vector_channel_id,
     "escrow_channel_id": _vector_escrow_channel_id,
     "channel_metadata": _vector_channel_metadata,

@@ -15,13 +15,20 @@ Everything here is pure: states are wire-form dicts (see :mod:`.state`), ids com
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
 from ..errors import InvalidStateError, SettlementValueError
 from ..keys import PrivateKey
-from .decimals import parse_decimal, sdk_decimal_string
+from .decimals import (
+    decimal_places,
+    exact_add,
+    exact_neg,
+    parse_decimal,
+    sdk_decimal_string,
+)
 from .ids import escrow_channel_id, home_channel_id, state_id, transaction_id
 from .state import (
     decimals_from_map,
@@ -39,8 +46,10 @@ __all__ = [
     "VECTORS",
     "apply_channel_creation",
     "apply_transition",
+    "check_advancement",
     "next_state",
     "validate_advancement",
+    "validate_ledger",
 ]
 
 
@@ -53,8 +62,6 @@ _EMPTY_LEDGER: Final[Mapping[str, str]] = {
     "node_balance": "0",
     "node_net_flow": "0",
 }
-#: transitions the SDK's StateAdvancerV1 accepts from a user (31, 41 are node-issued only)
-_ADVANCEABLE: Final = frozenset({1, 10, 11, 20, 21, 30, 40, 110, 120, 200})
 
 
 def next_state(current: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,11 +119,26 @@ def apply_channel_creation(
 
 
 def _add(ledger: dict[str, Any], field: str, delta: Decimal) -> None:
-    ledger[field] = sdk_decimal_string(parse_decimal(ledger[field]) + delta)
+    """``ledger[field] += delta`` exactly (never a context-limited ``Decimal`` addition)."""
+    ledger[field] = sdk_decimal_string(exact_add(ledger[field], delta))
+
+
+def _is_zero_address(token: object) -> bool:
+    """The SDK's ``!tokenAddress || tokenAddress === '0x0'``."""
+    return not token or token == "0x0"
+
+
+def _is_zero_chain(chain: object) -> bool:
+    """The SDK's ``blockchainId === 0n`` (absent counts as zero)."""
+    return chain is None or str(chain) in ("", "0")
 
 
 def apply_transition(state: dict[str, Any], spec: Mapping[str, Any]) -> None:
-    """Apply one transition (SDK ``apply*Transition``) to an unsigned next-state skeleton."""
+    """Apply one transition (SDK ``apply*Transition``) to an unsigned next-state skeleton.
+
+    The preconditions and their messages are the SDK's (``core/state.ts``): e.g. a deposit
+    without a home channel raises ``missing home channel ID``. Amounts are added exactly.
+    """
     kind = int(spec["type"])
     home = state["home_ledger"]
     amount = parse_decimal(spec.get("amount", "0"))
@@ -125,6 +147,9 @@ def apply_transition(state: dict[str, Any], spec: Mapping[str, Any]) -> None:
     if kind == 100:
         raise InvalidStateError("migrate transition not implemented yet")
     if kind == 1:
+        current = int(state["transition"]["type"])
+        if current != 0:
+            raise InvalidStateError(f"state already has a transition: {current}")
         state["transition"] = {
             "type": 1,
             "tx_id": _ZERO32_HEX,
@@ -137,34 +162,46 @@ def apply_transition(state: dict[str, Any], spec: Mapping[str, Any]) -> None:
     if kind in (10, 11, 200):
         account = state.get("home_channel_id") or ""
         if not account:
-            raise InvalidStateError("this transition needs a home channel")
+            raise InvalidStateError("missing home channel ID")
     elif kind in (120, 110):
+        if not state.get("home_channel_id"):
+            raise InvalidStateError("missing home channel ID")
+        if _is_zero_chain(spec.get("blockchain_id")):
+            raise InvalidStateError("invalid blockchain ID")
+        if _is_zero_address(spec.get("token_address")):
+            raise InvalidStateError("invalid token address")
         account = escrow_channel_id(state["home_channel_id"], state["version"])
         state["escrow_channel_id"] = account
     elif kind in (20, 21):
         account = state.get("escrow_channel_id") or ""
-        if not account or not state.get("escrow_ledger"):
-            raise InvalidStateError("escrow transition without an escrow ledger")
+        if not account:
+            raise InvalidStateError("internal error: escrow channel ID is nil")
+        if not state.get("escrow_ledger"):
+            raise InvalidStateError("escrow ledger is nil")
     elif kind in (30, 31, 40, 41):
-        account = spec["account_id"]
+        account = spec.get("account_id") or ""
+        if kind in (31, 41) and not account:
+            name = "transfer receive" if kind == 31 else "release"
+            raise InvalidStateError(f"missing account ID for {name} transition")
     else:
-        raise InvalidStateError(f"unsupported transition type {kind}")
+        raise InvalidStateError(f"unsupported type for new transition: {kind}")
     tx = spec["tx_id"] if kind == 31 else transaction_id(account, state["id"])
     escrow = state.get("escrow_ledger")
+    negative = exact_neg(amount)
     if kind == 10:
         _add(home, "user_balance", amount)
         _add(home, "user_net_flow", amount)
     elif kind == 11:
-        _add(home, "user_balance", -amount)
-        _add(home, "user_net_flow", -amount)
+        _add(home, "user_balance", negative)
+        _add(home, "user_net_flow", negative)
     elif kind in (30, 40):
-        _add(home, "user_balance", -amount)
-        _add(home, "node_net_flow", -amount)
+        _add(home, "user_balance", negative)
+        _add(home, "node_net_flow", negative)
     elif kind in (31, 41):
         _add(home, "user_balance", amount)
         _add(home, "node_net_flow", amount)
     elif kind == 200:
-        _add(home, "user_net_flow", -amount)
+        _add(home, "user_net_flow", negative)
         home["user_balance"] = "0"
     elif kind == 120:
         _add(home, "node_balance", amount)
@@ -190,14 +227,14 @@ def apply_transition(state: dict[str, Any], spec: Mapping[str, Any]) -> None:
         assert escrow is not None
         _add(home, "user_balance", amount)
         home["node_balance"] = "0"
-        _add(escrow, "user_balance", -amount)
-        _add(escrow, "node_net_flow", -amount)
+        _add(escrow, "user_balance", negative)
+        _add(escrow, "node_net_flow", negative)
     elif kind == 21:
         assert escrow is not None
-        _add(home, "user_balance", -amount)
-        _add(home, "node_net_flow", -amount)
-        _add(escrow, "user_net_flow", -amount)
-        _add(escrow, "node_balance", -amount)
+        _add(home, "user_balance", negative)
+        _add(home, "node_net_flow", negative)
+        _add(escrow, "user_net_flow", negative)
+        _add(escrow, "node_balance", negative)
     state["transition"] = {
         "type": kind,
         "tx_id": tx,
@@ -206,38 +243,228 @@ def apply_transition(state: dict[str, Any], spec: Mapping[str, Any]) -> None:
     }
 
 
-def validate_advancement(previous: Mapping[str, Any], proposed: Mapping[str, Any]) -> str:
-    """``"ok"`` or ``"rejected: <reason>"`` (SDK ``StateAdvancerV1.validateAdvancement``).
+def _text(value: object) -> str:
+    """How a template literal renders a value: ``undefined`` for a missing one."""
+    return "undefined" if value is None else str(value)
 
-    Recomputes the expected state from ``previous`` plus the proposed transition and compares;
-    receiver transitions (31, 41) are node-issued only and always rejected.
-    """
-    kind = int(proposed["transition"]["type"])
-    if kind not in _ADVANCEABLE:
-        return f"rejected: unsupported type for new transition: {kind}"
-    expected = next_state(previous)
-    if not expected.get("home_channel_id") and proposed.get("home_channel_id"):
-        # a (re-)opened channel: adopt the proposed channel id and its home token/chain
-        expected["home_channel_id"] = proposed["home_channel_id"]
-        for field in ("token_address", "blockchain_id"):
-            expected["home_ledger"][field] = proposed["home_ledger"][field]
-    for field in ("home_channel_id", "version", "asset", "epoch", "id"):
-        if str(expected.get(field)) != str(proposed.get(field)):
-            return f"rejected: {field} mismatch"
-    if str(expected["user_wallet"]).lower() != str(proposed["user_wallet"]).lower():
-        return "rejected: user wallet mismatch"
-    spec = dict(proposed["transition"])
-    if kind in (110, 120):  # the new escrow ledger's chain and token come from the proposal
-        escrow = proposed.get("escrow_ledger") or {}
+
+def _amount(value: object) -> Decimal:
+    return parse_decimal(value if isinstance(value, str | int | Decimal) else str(value))
+
+
+def _transition_mismatch(expected: Mapping[str, Any], proposed: Mapping[str, Any]) -> str | None:
+    """The SDK's ``transitionsEqual``: the first differing field, or None."""
+    if int(expected["type"]) != int(proposed["type"]):
+        return f"type mismatch: expected={expected['type']}, proposed={proposed['type']}"
+    if expected.get("tx_id") != proposed.get("tx_id"):
+        return f"tx ID mismatch: expected={expected.get('tx_id')}, proposed={proposed.get('tx_id')}"
+    expected_account = expected.get("account_id") or None
+    proposed_account = proposed.get("account_id") or None
+    if expected_account != proposed_account:
+        return (
+            f"account ID mismatch: expected={_text(expected_account)}, "
+            f"proposed={_text(proposed_account)}"
+        )
+    if _amount(expected["amount"]) != _amount(proposed["amount"]):
+        return (
+            f"amount mismatch: expected={sdk_decimal_string(expected['amount'])}, "
+            f"proposed={sdk_decimal_string(proposed['amount'])}"
+        )
+    return None
+
+
+_LEDGER_AMOUNTS: Final = (
+    ("user_balance", "user balance"),
+    ("user_net_flow", "user net flow"),
+    ("node_balance", "node balance"),
+    ("node_net_flow", "node net flow"),
+)
+
+
+def _ledger_mismatch(expected: Mapping[str, Any], proposed: Mapping[str, Any]) -> str | None:
+    """The SDK's ``ledgerEqual``: the first differing field, or None (amounts by value)."""
+    if str(expected["token_address"]).lower() != str(proposed["token_address"]).lower():
+        return (
+            f"token address mismatch: expected={expected['token_address']}, "
+            f"proposed={proposed['token_address']}"
+        )
+    if int(expected["blockchain_id"]) != int(proposed["blockchain_id"]):
+        return (
+            f"blockchain ID mismatch: expected={int(expected['blockchain_id'])}, "
+            f"proposed={int(proposed['blockchain_id'])}"
+        )
+    for field, label in _LEDGER_AMOUNTS:
+        if _amount(expected[field]) != _amount(proposed[field]):
+            return (
+                f"{label} mismatch: expected={sdk_decimal_string(expected[field])}, "
+                f"proposed={sdk_decimal_string(proposed[field])}"
+            )
+    return None
+
+
+def validate_ledger(ledger: Mapping[str, Any]) -> None:
+    """The SDK's ``validateLedger``: a real token and chain, no negative balance, and
+    balances that add up to the net flows. Raises :class:`InvalidStateError`."""
+    if _is_zero_address(ledger.get("token_address")):
+        raise InvalidStateError("invalid token address")
+    if _is_zero_chain(ledger.get("blockchain_id")):
+        raise InvalidStateError("invalid blockchain ID")
+    if _amount(ledger["user_balance"]) < 0:
+        raise InvalidStateError("user balance cannot be negative")
+    if _amount(ledger["node_balance"]) < 0:
+        raise InvalidStateError("node balance cannot be negative")
+    balances = exact_add(ledger["user_balance"], ledger["node_balance"])
+    flows = exact_add(ledger["user_net_flow"], ledger["node_net_flow"])
+    if balances != flows:
+        raise InvalidStateError(
+            "ledger balances do not match net flows: "
+            f"balances={sdk_decimal_string(balances)}, net_flows={sdk_decimal_string(flows)}"
+        )
+
+
+def _check_amount(kind: int, amount: Decimal) -> None:
+    """The SDK's per-type sign rule on the proposed transition amount."""
+    text = sdk_decimal_string(amount)
+    if kind == 1:
+        if not amount.is_zero():
+            raise InvalidStateError(f"transition amount must be zero, got {text}")
+    elif kind == 200:
+        if amount < 0:
+            raise InvalidStateError(f"transition amount must not be negative, got {text}")
+    elif amount <= 0:
+        raise InvalidStateError(f"transition amount must be positive, got {text}")
+
+
+def _apply_proposed(
+    expected: dict[str, Any],
+    current: Mapping[str, Any],
+    proposed: Mapping[str, Any],
+    transition: Mapping[str, Any],
+) -> None:
+    """The SDK advancer's switch: type-specific preconditions, then the transition."""
+    kind = int(transition["type"])
+    last = current["transition"]
+    spec: dict[str, Any] = {"type": kind, "amount": transition["amount"]}
+    if kind == 0:
+        raise InvalidStateError("cannot apply void transition as new transition")
+    if kind == 1 and current.get("user_sig"):
+        raise InvalidStateError("current state is already acknowledged")
+    if kind in (30, 40):
+        if not transition.get("account_id"):
+            name = "transfer send" if kind == 30 else "commit"
+            raise InvalidStateError(f"missing account ID for {name} transition")
+        spec["account_id"] = transition["account_id"]
+    elif kind in (110, 120):
+        escrow = proposed.get("escrow_ledger")
+        if not escrow:
+            raise InvalidStateError("proposed state escrow ledger is nil")
         spec["blockchain_id"] = escrow.get("blockchain_id")
         spec["token_address"] = escrow.get("token_address")
+    elif kind in (20, 21):
+        opener, name, lock = (
+            (120, "deposit", "mutual lock") if kind == 20 else (110, "withdraw", "escrow lock")
+        )
+        if int(last["type"]) != opener:
+            raise InvalidStateError(f"escrow {name} transition must follow a {lock} transition")
+        if _amount(last["amount"]) != _amount(transition["amount"]):
+            raise InvalidStateError(f"escrow {name} amount must be the same as {lock} amount")
+    elif kind not in (1, 10, 11, 100, 200):
+        raise InvalidStateError(f"unsupported type for new transition: {kind}")
+    apply_transition(expected, spec)
+
+
+def check_advancement(
+    current: Mapping[str, Any], proposed: Mapping[str, Any], *, asset_decimals: int | None = None
+) -> None:
+    """Raise :class:`InvalidStateError` with the SDK's message unless ``proposed`` is a valid
+    advancement of ``current`` (Nitrolite v1.4.1 ``StateAdvancerV1.validateAdvancement``).
+
+    Same checks in the same order as the SDK, so the first problem reported is the one the
+    SDK (and the node, which runs the Go twin of it) would report: identity fields, the
+    amount's precision (when ``asset_decimals`` is given) and sign, the type-specific
+    preconditions, the recomputed transition and ledgers, then ``validateLedger`` on the
+    proposal, which is where a transfer of more than the balance is refused
+    (``user balance cannot be negative``) before anything is packed or signed.
+    """
+    expected = next_state(current)
+    if not proposed.get("home_channel_id"):
+        raise InvalidStateError("home channel ID cannot be nil")
+    if not expected.get("home_channel_id"):
+        expected["home_channel_id"] = proposed["home_channel_id"]
+        for field in ("blockchain_id", "token_address"):
+            expected["home_ledger"][field] = proposed["home_ledger"][field]
+    for field, label in (("home_channel_id", "home channel ID"), ("version", "version")):
+        if str(proposed.get(field)) != str(expected.get(field)):
+            raise InvalidStateError(
+                f"{label} mismatch: expected={expected.get(field)}, proposed={proposed.get(field)}"
+            )
+    if str(proposed["user_wallet"]).lower() != str(expected["user_wallet"]).lower():
+        raise InvalidStateError(
+            f"user wallet mismatch: expected={expected['user_wallet']}, "
+            f"proposed={proposed['user_wallet']}"
+        )
+    for field, label in (("asset", "asset"), ("epoch", "epoch"), ("id", "state ID")):
+        if str(proposed.get(field)) != str(expected.get(field)):
+            raise InvalidStateError(
+                f"{label} mismatch: expected={expected.get(field)}, proposed={proposed.get(field)}"
+            )
+    transition = proposed["transition"]
+    amount = _amount(transition["amount"])
+    if asset_decimals is not None and decimal_places(amount) > asset_decimals:
+        raise InvalidStateError(
+            f"amount exceeds maximum decimal precision: max {asset_decimals} decimals "
+            f"allowed, got {decimal_places(amount)}"
+        )
+    kind = int(transition["type"])
+    _check_amount(kind, amount)
+    _apply_proposed(expected, current, proposed, transition)
+    mismatch = _transition_mismatch(expected["transition"], transition)
+    if mismatch:
+        raise InvalidStateError(f"new transition does not match expected: {mismatch}")
+    mismatch = _ledger_mismatch(expected["home_ledger"], proposed["home_ledger"])
+    if mismatch:
+        raise InvalidStateError(f"home ledger mismatch: {mismatch}")
+    validate_ledger(proposed["home_ledger"])
+    _check_escrow(expected, proposed)
+
+
+def _check_escrow(expected: Mapping[str, Any], proposed: Mapping[str, Any]) -> None:
+    """The SDK advancer's escrow tail: id and ledger presence, equality, validity."""
+    expected_id, proposed_id = expected.get("escrow_channel_id"), proposed.get("escrow_channel_id")
+    if bool(expected_id) != bool(proposed_id):
+        raise InvalidStateError("escrow channel ID presence mismatch")
+    if expected_id and expected_id != proposed_id:
+        raise InvalidStateError(
+            f"escrow channel ID mismatch: expected={expected_id}, proposed={proposed_id}"
+        )
+    mine, theirs = expected.get("escrow_ledger"), proposed.get("escrow_ledger")
+    if bool(mine) != bool(theirs):
+        raise InvalidStateError("escrow ledger presence mismatch")
+    if mine and theirs:
+        mismatch = _ledger_mismatch(mine, theirs)
+        if mismatch:
+            raise InvalidStateError(
+                f"escrow ledger mismatch: expected={json.dumps(dict(mine))}, "
+                f"proposed={json.dumps(dict(theirs))}: {mismatch}"
+            )
+        validate_ledger(theirs)
+        if int(theirs["blockchain_id"]) == int(proposed["home_ledger"]["blockchain_id"]):
+            raise InvalidStateError(
+                "escrow ledger blockchain ID cannot match home ledger blockchain ID"
+            )
+
+
+def validate_advancement(
+    previous: Mapping[str, Any], proposed: Mapping[str, Any], *, asset_decimals: int | None = None
+) -> str:
+    """``"ok"`` or ``"rejected: <the SDK's message>"`` (``StateAdvancerV1.validateAdvancement``).
+
+    The checks, their order and their messages are :func:`check_advancement`'s.
+    """
     try:
-        apply_transition(expected, spec)
+        check_advancement(previous, proposed, asset_decimals=asset_decimals)
     except SettlementValueError as exc:
         return f"rejected: {exc}"
-    for field in ("transition", "home_ledger", "escrow_ledger"):
-        if expected.get(field) != proposed.get(field):
-            return f"rejected: {field} mismatch"
     return "ok"
 
 
@@ -277,7 +504,12 @@ def _vector_state_lifecycle(inputs: Mapping[str, Any], meta: Mapping[str, Any]) 
 
     user_sig, node_sig = sign_with("user_sig"), sign_with("node_sig")
     if inputs["state_advancer"]["validate_advancement"]:
-        verdict = validate_advancement(previous, current)
+        asset_decimals = inputs["asset_store"].get("asset_decimals", {}).get(current["asset"])
+        verdict = validate_advancement(
+            previous,
+            current,
+            asset_decimals=None if asset_decimals is None else int(asset_decimals),
+        )
     else:
         verdict = _NO_ADVANCER
     packed = pack_state(current, lookup)

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from ..errors import InvalidFrameError, SettlementValueError
 from .decimals import sdk_decimal_string
+from .responses import RESPONSE_DEFAULTS
 
 __all__ = [
     "CHANNEL_STATUS",
@@ -197,13 +198,13 @@ def sdk_assets(assets: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def sdk_channel(channel: Mapping[str, Any]) -> dict[str, Any]:
     """A wire ``Channel`` as the SDK's (enums as numbers, absent expiry omitted)."""
     channel = _require_mapping(channel, "channel")
-    try:
-        kind = CHANNEL_TYPE[channel["type"]]
-        status = CHANNEL_STATUS[channel["status"]]
-    except KeyError as exc:
-        raise InvalidFrameError(
-            f"invalid channel: unknown type or status {exc.args[0]!r}"
-        ) from None
+    kind_text, status_text = channel.get("type"), channel.get("status")
+    if not isinstance(kind_text, str) or not isinstance(status_text, str):
+        raise InvalidFrameError("invalid channel: type and status must be strings")
+    # the SDK's parseChannelType / parseChannelStatus: case-insensitive, and a value it does
+    # not know (a newer node's status) reads as home / void instead of failing the call
+    kind = CHANNEL_TYPE.get(kind_text.lower(), CHANNEL_TYPE["home"])
+    status = CHANNEL_STATUS.get(status_text.lower(), CHANNEL_STATUS["void"])
     out: dict[str, Any] = {
         "channelId": channel["channel_id"],
         "userWallet": channel["user_wallet"],
@@ -227,8 +228,17 @@ def sdk_channel(channel: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def sdk_balances(balances: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``user.v1.get_balances`` entries as the SDK's ``BalanceEntry[]`` (amount as ``balance``)."""
+    """``user.v1.get_balances`` entries as the SDK's ``BalanceEntry[]`` (amount as
+    ``balance``; ``enforced`` defaults to 0 when the node leaves it out, see
+    :mod:`.responses`)."""
+    default = RESPONSE_DEFAULTS["user.v1.get_balances.balances[].enforced"]
     return [
-        {"asset": entry["asset"], "balance": sdk_decimal_string(entry["amount"])}
+        {
+            "asset": entry["asset"],
+            "balance": sdk_decimal_string(entry["amount"]),
+            "enforced": sdk_decimal_string(
+                default if entry.get("enforced") is None else entry["enforced"]
+            ),
+        }
         for entry in balances
     ]

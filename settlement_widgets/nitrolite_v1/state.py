@@ -19,7 +19,7 @@ transition intent and hash, and the SDK's amount text come from :mod:`.ids`,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Final
 
 from .._keccak import keccak256
@@ -33,8 +33,9 @@ from ..errors import (
 )
 from ..keys import PrivateKey
 from .abi import abi_encode
-from .decimals import sdk_decimal_string
+from .decimals import sdk_decimal_string, to_units
 from .transitions import encode_transition, transition_to_intent
+from .vector_case import VectorCase, known_answer_fields
 
 __all__ = [
     "CHALLENGE_SUFFIX",
@@ -115,31 +116,23 @@ def _uint(value: object, *, field: str, maximum: int = _UINT64_MAX) -> int:
     return number
 
 
-def _decimal(value: object, *, field: str) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
-        raise InvalidAmountError(f"{field} must be a decimal string, got {value!r}")
-    try:
-        number = Decimal(value)
-    except InvalidOperation:
-        raise InvalidAmountError(f"{field} is not a decimal number: {value!r}") from None
-    if not number.is_finite():
-        raise InvalidAmountError(f"{field} must be finite, got {value!r}")
-    return number
-
-
 def scale_amount(display: object, decimals: int, *, field: str = "amount") -> int:
     """``display × 10^decimals`` as an exact integer (ledger amounts are base units).
 
-    Raises :class:`InvalidAmountError` when the amount has more fractional digits than the
-    token supports: the SDK refuses to pack such a state, and rounding would sign a
-    different balance than the one shown.
+    Integer arithmetic on the decimal's digits (the SDK's ``decimalToBigInt``, through
+    :func:`.decimals.to_units`), never a context-limited ``Decimal`` operation: ``scaleb``
+    under Python's default 28-digit context would round a 29-digit balance. Raises
+    :class:`InvalidAmountError` with the SDK's message when the amount has more fractional
+    digits than the token supports, and names ``field`` for any other bad amount.
     """
-    scaled = _decimal(display, field=field).scaleb(decimals)
-    if scaled != scaled.to_integral_value():
-        raise InvalidAmountError(
-            f"{field} {display!r} has more fractional digits than the token's {decimals} decimals"
-        )
-    return int(scaled)
+    if isinstance(display, bool) or not isinstance(display, str | int | Decimal):
+        raise InvalidAmountError(f"{field} must be a decimal string, got {display!r}")
+    try:
+        return to_units(display, decimals)
+    except InvalidAmountError as exc:
+        if "exceeds maximum decimal precision" in str(exc):
+            raise
+        raise InvalidAmountError(f"{field}: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,89 +373,57 @@ def _hex(raw: bytes) -> str:
     return "0x" + raw.hex()
 
 
-#: packState known answers asserted by the upstream Go and TS unit tests, by transition tx_id
-_PACK_STATE_KAT: Final[Mapping[str, str]] = {
-    "tx2": "0x3e9dd25a843e3a234c278c6f3fab3983949e2404b276cacb3c47ada06e00f74b"
-    "0000000000000000000000000000000000000000000000000000000000000040"
-    "0000000000000000000000000000000000000000000000000000000000000220"
-    "0000000000000000000000000000000000000000000000000000000000000018"
-    "0000000000000000000000000000000000000000000000000000000000000007"
-    "13d86a5d0df614471807009f2507fd08007c21de21cf2c8c1d3a12582e065c6a"
-    "000000000000000000000000000000000000000000000000000000000000002a"
-    "00000000000000000000000090b7e285ab6cf4e3a2487669dba3e339db8a3320"
-    "0000000000000000000000000000000000000000000000000000000000000008"
-    "0000000000000000000000000000000000000000000000000000000011e1a300"
-    "000000000000000000000000000000000000000000000000000000000bebc201"
-    "0000000000000000000000000000000000000000000000000000000000000000"
-    "fffffffffffffffffffffffffffffffffffffffffffffffffffffffffa0a1f01"
-    "0000000000000000000000000000000000000000000000000000000000001092"
-    "000000000000000000000000c02aaa39b223fe8d0a0e5c4f27ead9083c756cc2"
-    "000000000000000000000000000000000000000000000000000000000000000e"
-    "000000000000000000000000000000000000000000000000000110d9316ec000"
-    "0000000000000000000000000000000000000000000000000000b5e62103c240"
-    "0000000000000000000000000000000000000000000000000000000000000000"
-    "ffffffffffffffffffffffffffffffffffffffffffffffffffffa50cef950240",
-    "tx123": "0x3e9dd25a843e3a234c278c6f3fab3983949e2404b276cacb3c47ada06e00f74b"
-    "0000000000000000000000000000000000000000000000000000000000000040"
-    "0000000000000000000000000000000000000000000000000000000000000220"
-    "0000000000000000000000000000000000000000000000000000000000000018"
-    "0000000000000000000000000000000000000000000000000000000000000002"
-    "756774c79382894c7bdc8e9fe73285e1650c10c820b05a8bba7d0aace4adb92a"
-    "000000000000000000000000000000000000000000000000000000000000002a"
-    "00000000000000000000000090b7e285ab6cf4e3a2487669dba3e339db8a3320"
-    "0000000000000000000000000000000000000000000000000000000000000008"
-    "0000000000000000000000000000000000000000000000000000000011e1a300"
-    "000000000000000000000000000000000000000000000000000000000bebc201"
-    "0000000000000000000000000000000000000000000000000000000000000000"
-    "fffffffffffffffffffffffffffffffffffffffffffffffffffffffffa0a1f01" + "00" * 32 * 7,
-}
+def _word(number: int) -> bytes:
+    return number.to_bytes(32, "big")
 
-#: packChannelKeyStateV1 known answer from Go pkg/core/session_key_test.go
-_CHANNEL_KEY_KAT: Final = (
-    "0x251773da8b8949935ef07284d20cc8605ad7d6f4cf6b5e040ce07dae857f0b6c"
-    "000000000000000000000000deadbeefdeadbeefdeadbeefdeadbeefdeadbeef"
-    "abcdef1234567890abcdef1234567890abcdef1234567890abcdef1234567890"
-)
+
+def _packed_by_hand(channel_id: bytes, signing_data: bytes) -> bytes:
+    """``abi.encode(bytes32, bytes)`` laid out word by word, without the ABI encoder: the
+    independent route by which a known-answer vector's expected packing is recomputed."""
+    padding = b"\x00" * (-len(signing_data) % 32)
+    return channel_id + _word(64) + _word(len(signing_data)) + signing_data + padding
 
 
 def _key(meta: Mapping[str, Any], role: str) -> PrivateKey:
     return PrivateKey(meta["keys"][role]["private_key"])
 
 
-def _vector_state_packing_kat(inputs: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+def _vector_state_packing_kat(
+    inputs: Mapping[str, Any], meta: Mapping[str, Any], case: VectorCase
+) -> dict[str, Any]:
+    """``packState`` and friends; a known-answer vector also gets the packing recomputed
+    by hand from the signing data (``expected_packed_state``) and whether they agree."""
     state = inputs["state"]
     lookup = decimals_from_map(inputs["token_decimals"])
+    signing_data = state_signing_data(state, lookup)
     packed = _hex(pack_state(state, lookup))
     challenge = pack_challenge_state(state, lookup)
-    expected = _PACK_STATE_KAT.get(state["transition"]["tx_id"])
+    by_hand = _hex(_packed_by_hand(_channel_id(state), signing_data))
     return {
         "intent": int(transition_to_intent(state["transition"]["type"])),
         "metadata_transition_hash": _hex(transition_metadata_hash(state["transition"])),
-        "signing_data": _hex(state_signing_data(state, lookup)),
+        "signing_data": _hex(signing_data),
         "packed_state": packed,
         "eip191_digest": _hex(eip191_digest(pack_state(state, lookup))),
         "challenge_packed_state": _hex(challenge),
         "challenge_eip191_digest": _hex(eip191_digest(challenge)),
-        "expected_packed_state": expected,
-        "kat_match": packed == expected,
+        **known_answer_fields(case, packed, by_hand, name="expected_packed_state"),
     }
 
 
 def _vector_channel_session_key(
-    inputs: Mapping[str, Any], meta: Mapping[str, Any]
+    inputs: Mapping[str, Any], meta: Mapping[str, Any], case: VectorCase
 ) -> dict[str, Any]:
-    if "state" not in inputs:  # the Go known-answer case: pack only
-        packed = _hex(
-            pack_channel_session_key_auth(
-                inputs["session_key"],
-                _hex_bytes(inputs["metadata_hash"], field="metadata_hash", size=32),
-            )
+    """A vector of ``packChannelKeyStateV1`` alone packs ``{session_key, metadata_hash}``;
+    one that also signs builds the registration from ``state`` and the two keys."""
+    if case.only("packChannelKeyStateV1"):
+        metadata = _hex_bytes(inputs["metadata_hash"], field="metadata_hash", size=32)
+        session_key = validate_address(inputs["session_key"], field="session_key")
+        packed = _hex(pack_channel_session_key_auth(session_key, metadata))
+        by_hand = _hex(
+            SESSION_KEY_AUTH_TYPEHASH + bytes(12) + bytes.fromhex(session_key[2:]) + metadata
         )
-        return {
-            "packed": packed,
-            "expected_kat": _CHANNEL_KEY_KAT,
-            "kat_match": packed == _CHANNEL_KEY_KAT,
-        }
+        return {"packed": packed, **known_answer_fields(case, packed, by_hand)}
     state = inputs["state"]
     metadata = channel_session_key_metadata_hash(
         state["user_address"], state["version"], state["assets"], state["expires_at"]
@@ -504,7 +465,7 @@ def _vector_session_key_state_signature(
     }
 
 
-VECTORS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]] = {
+VECTORS: dict[str, Callable[..., dict[str, Any]]] = {
     "state_packing_kat": _vector_state_packing_kat,
     "channel_session_key": _vector_channel_session_key,
     "session_key_state_signature": _vector_session_key_state_signature,

@@ -10,6 +10,12 @@ not implement yet is written with no ``outputs`` at all (never guessed), it is l
 stderr, and the command exits with status 3; a vector whose computation fails is written with
 ``{"error": ...}`` in place of ``outputs`` and the command exits with status 1.
 
+A group function takes ``(inputs, meta)`` or ``(inputs, meta, case)``: ``case`` is the
+vector's :class:`.vector_case.VectorCase` (its ``sdk_functions`` and whether
+``meta.known_answer_checks`` lists it), from which the function chooses the output shape.
+Every output is computed from ``inputs``; ``meta.keys`` are used only where a signature is
+asked for.
+
 Each group's function lives with the code it checks (``VECTORS`` in :mod:`.wire`,
 :mod:`.decimals`, :mod:`.ids`, :mod:`.transitions`, :mod:`.state`, :mod:`.lifecycle`,
 :mod:`.calldata`, :mod:`.app_sessions`, :mod:`.client_calls`); this module only gathers them.
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -26,10 +33,37 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SettlementError
+from .vector_case import VectorCase, case_of
 
-__all__ = ["GROUP_MODULES", "ComputeReport", "compute_document", "groups", "main"]
+__all__ = [
+    "GROUP_MODULES",
+    "ComputeReport",
+    "compute_document",
+    "compute_vector",
+    "groups",
+    "main",
+]
 
-Compute = Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+Compute = Callable[..., dict[str, Any]]
+"""``(inputs, meta) -> outputs`` or ``(inputs, meta, case) -> outputs``."""
+
+
+def _run(
+    compute: Compute, inputs: Mapping[str, Any], meta: Mapping[str, Any], case: VectorCase
+) -> dict[str, Any]:
+    """Call a group function, passing the :class:`VectorCase` to those that take one."""
+    if len(inspect.signature(compute).parameters) >= 3:
+        return compute(inputs, meta, case)
+    return compute(inputs, meta)
+
+
+def compute_vector(
+    compute: Compute, vector: Mapping[str, Any], meta: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One vector's outputs by the group function ``compute``, from its inputs (and its
+    ``sdk_functions`` / known-answer listing, which choose the shape)."""
+    return _run(compute, vector["inputs"], meta, case_of(vector, meta))
+
 
 #: the modules whose ``VECTORS`` tables are gathered, in this order
 GROUP_MODULES = (
@@ -87,7 +121,7 @@ def compute_document(
                 report.unsupported[group] = report.unsupported.get(group, 0) + 1
             else:
                 try:
-                    entry["outputs"] = compute(vector["inputs"], meta)
+                    entry["outputs"] = compute_vector(compute, vector, meta)
                     report.computed += 1
                 except Exception as exc:  # reported per vector; the others still run
                     entry["error"] = f"{type(exc).__name__}: {exc}"

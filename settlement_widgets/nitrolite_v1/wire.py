@@ -9,19 +9,18 @@ non-ASCII left as is, JavaScript number formatting, the SDK replacer that forces
 equal the SDK's, and decodes frames with the SDK's ``unmarshalMessage`` checks and error
 texts so a malformed frame is reported the same way a TS client would report it.
 
-It also parses the ``node.v1.get_config`` result like the SDK's ``transformNodeConfig``,
-including the Go quirk of ``supported_sig_validators`` arriving as base64.
+The ``node.v1.get_config`` result is parsed by :mod:`.responses` (the SDK's
+``transformNodeConfig``, with its defaults for optional fields); :func:`parse_node_config`
+is re-exported here.
 
 Everything here is pure: no sockets, no clocks (callers pass ``timestamp_ms``).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import IntEnum
@@ -29,6 +28,7 @@ from typing import Any
 
 from ..errors import InvalidFrameError, RelayError, SettlementValueError
 from .decimals import sdk_decimal_string
+from .responses import parse_node_config
 
 __all__ = [
     "INVALID_MESSAGE_FORMAT",
@@ -289,75 +289,7 @@ def decode_frame(text: str | bytes) -> Frame:
     return Frame(*_check_fields(*data))
 
 
-# --- response parsing ------------------------------------------------------------------
-
-
-def _sig_validators(value: Any) -> list[int]:
-    """``supported_sig_validators``: Go sends ``[]uint8`` as base64, the SDK also takes arrays."""
-    if isinstance(value, str):
-        try:
-            return list(base64.b64decode(value, validate=True))
-        except (binascii.Error, ValueError) as exc:
-            raise InvalidFrameError(
-                f"invalid supported_sig_validators: {value!r} is not base64"
-            ) from exc
-    if isinstance(value, Sequence) and all(
-        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value
-    ):
-        return list(value)
-    raise InvalidFrameError(
-        "invalid supported_sig_validators: expected base64 text or an array of 0..255"
-    )
-
-
-def _require(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    value = obj.get(key)
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise InvalidFrameError(f"invalid {where}: missing or mistyped field {key!r}")
-    return value
-
-
-def _uint_string(value: Any, key: str) -> str:
-    """A uint64 field sent as a decimal string (or, leniently, a JSON integer)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return str(value)
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        return str(int(value))
-    raise InvalidFrameError(f"invalid {key}: expected a decimal string, got {value!r}")
-
-
-def parse_node_config(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``node.v1.get_config`` result in the SDK's camelCase shape (``transformNodeConfig``).
-
-    uint64 values are kept as decimal strings (the SDK has bigints); a missing
-    ``block_step`` is ``"0"`` as in the SDK.
-    """
-    if not isinstance(payload, Mapping):
-        raise InvalidFrameError("invalid get_config result: expected object")
-    chains = _require(payload, "blockchains", list, "get_config result")
-    blockchains = []
-    for chain in chains:
-        if not isinstance(chain, Mapping):
-            raise InvalidFrameError("invalid blockchain entry: expected object")
-        blockchains.append(
-            {
-                "name": _require(chain, "name", str, "blockchain entry"),
-                "id": _uint_string(chain.get("blockchain_id"), "blockchain_id"),
-                "channelHubAddress": _require(
-                    chain, "channel_hub_address", str, "blockchain entry"
-                ),
-                "blockStep": _uint_string(chain.get("block_step", 0), "block_step"),
-                "confirmationDelaySecs": _require(
-                    chain, "confirmation_delay_secs", int, "blockchain entry"
-                ),
-            }
-        )
-    return {
-        "nodeAddress": _require(payload, "node_address", str, "get_config result"),
-        "nodeVersion": _require(payload, "node_version", str, "get_config result"),
-        "supportedSigValidators": _sig_validators(payload.get("supported_sig_validators")),
-        "blockchains": blockchains,
-    }
+# --- response parsing: see :mod:`.responses` (re-exported here for existing callers) ----
 
 
 # --- published vectors -----------------------------------------------------------------

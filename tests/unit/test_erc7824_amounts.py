@@ -135,3 +135,19 @@ def test_resize_data_accepts_wire_strings_and_rejects_bad_input() -> None:
         decode_resize_data(b"\x00" * 31 + b"\x20" + b"\x00" * 32)  # an empty int256[]
     with pytest.raises(InvalidStateError, match="0x-prefixed hex"):
         decode_resize_data("deadbeef")
+
+
+def test_a_decimal_with_more_than_28_digits_is_parsed_exactly() -> None:
+    """``abs()`` of a Decimal rounds to the context's 28 digits; the parser must not."""
+    amount = Decimal("1234567890123456789012345678901.5")  # 32 significant digits
+    assert parse_decimal_amount(amount, 1) == 12345678901234567890123456789015
+    assert parse_decimal_amount(Decimal("-0"), 18) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(units=st.integers(min_value=0, max_value=2**256 - 1), decimals=st.integers(0, 18))
+def test_uint256_round_trips_through_text_and_decimal_exactly(units: int, decimals: int) -> None:
+    text = to_decimal_string(units, decimals)
+    assert parse_decimal_amount(text, decimals) == units
+    assert parse_decimal_amount(Decimal(text), decimals) == units
+    assert to_decimal_string(parse_decimal_amount(Decimal(text), decimals), decimals) == text
