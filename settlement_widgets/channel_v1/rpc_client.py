@@ -17,14 +17,23 @@ the core asks for through its one transport method, :meth:`V1RpcClient.exchange`
   :class:`~settlement_widgets.errors.SettlementTimeoutError`; a lost connection fails every
   pending request with :class:`~settlement_widgets.errors.RelayUnavailableError` (the request
   may or may not have been applied: read the latest state before retrying a signed one);
+- requests are paced by a client-side token bucket matching the node's per-connection limit
+  (10 requests/s, burst 20, Nitrolite v1.4.1 ``nitronode/runtime.go``), so a burst of
+  provider calls waits instead of tripping it; a request the node still refuses with
+  ``rate limit exceeded`` is retried after a back-off (logged as a warning), at most
+  ``rate_limit_retries`` times, then :class:`RateLimitedError`;
 - a first frame shaped like v0.5 (a JSON object, ``{…}``: a ClearNode pushes ``assets`` on
   connect and answers a v1 frame with an object) raises
   :class:`~settlement_widgets.errors.RelayProtocolError` (nitrolite-v1.md §10), and the
   client does not reconnect to it.
 
-All typed methods (``node_v1_*``, ``user_v1_*``, ``channels_v1_*``, ``app_sessions_v1_*``)
-and the high-level calls (``deposit``, ``transfer``, ``withdraw``, ``close_home_channel``,
-``acknowledge``, ``create_app_session``, ``submit_app_session_deposit``,
+All typed methods (``node_v1_*``, ``user_v1_*``, ``channels_v1_*``, ``app_sessions_v1_*``),
+the SDK ``Client``'s reads (``get_config``, ``get_blockchains``, ``get_assets``,
+``get_balances``, ``get_transactions``, ``get_channels``, ``get_home_channel``,
+``get_escrow_channel``, ``get_latest_state``, ``get_app_sessions``, ``get_app_definition``,
+``get_last_channel_key_states``, ``get_last_key_states``) and the high-level calls
+(``deposit``, ``transfer``, ``withdraw``, ``close_home_channel``, ``acknowledge``,
+``create_app_session``, ``submit_app_session_deposit``,
 ``submit_app_state`` ...) are the core's. States are signed through a
 :class:`~settlement_widgets.nitrolite_v1.client_calls.StateSigner`; :meth:`V1RpcClient.for_signer`
 wraps a :class:`~settlement_widgets.signer.Signer` (a local key or a browser wallet).
@@ -36,12 +45,14 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
 from ..errors import (
     ConfigurationError,
     InvalidFrameError,
+    RelayError,
     RelayProtocolError,
     RelayUnavailableError,
     SettlementError,
@@ -56,10 +67,16 @@ from ..nitrolite_v1.client_calls import (
     now_ms,
     random_request_id,
 )
-from ..nitrolite_v1.wire import Frame, decode_frame
+from ..nitrolite_v1.rate_limit import (
+    DEFAULT_RATE_LIMIT_BURST,
+    DEFAULT_RATE_LIMIT_PER_SEC,
+    RATE_LIMIT_EXCEEDED,
+    TokenBucket,
+)
+from ..nitrolite_v1.wire import Frame, MessageType, decode_frame
 from ..ws_write import write_queued
 
-__all__ = ["EventCallback", "V1RpcClient"]
+__all__ = ["EventCallback", "RateLimitedError", "V1RpcClient"]
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +86,28 @@ EventCallback = Callable[[Frame], Any]
 MAX_OUTBOUND_FRAME = 131072
 
 
+class RateLimitedError(RelayError):
+    """The node kept answering a request ``rate limit exceeded`` after every retry.
+
+    ``message`` is the node's text verbatim (as for any :class:`RelayError`), ``code`` the
+    method; ``str()`` says how often it was tried and what to do. Nothing was applied: the
+    node refuses before it runs the method.
+    """
+
+    def __init__(self, method: str, attempts: int, url: str) -> None:
+        super().__init__(RATE_LIMIT_EXCEEDED, code=method)
+        self.attempts = attempts
+        self.detail = (
+            f"the v1 node at {url} refused {method} with '{RATE_LIMIT_EXCEEDED}' {attempts} "
+            "times in a row, backing off between tries: another client on this connection "
+            "(or the node's configured limit) leaves no room; send fewer requests per "
+            "second or raise the node's limit (NITRONODE_RATE_LIMIT_PER_SEC / _BURST)"
+        )
+
+    def __str__(self) -> str:
+        return self.detail
+
+
 class V1RpcClient(V1ClientCore):
     """A v1 node at ``url`` (``ws://`` or ``wss://``, e.g. ``wss://…/v1/ws``).
 
@@ -76,6 +115,11 @@ class V1RpcClient(V1ClientCore):
     ``home_blockchains`` are the core's. ``request_timeout`` bounds each request,
     ``connect_timeout`` the opening handshake. ``request_ids``, ``clock_ms`` and ``nonces``
     default to random ids, the wall clock and the SDK's nonce rule (tests inject them).
+
+    ``requests_per_sec`` / ``request_burst`` pace the requests (the node's defaults; ``None``
+    sends unpaced), and a ``rate limit exceeded`` answer is retried up to
+    ``rate_limit_retries`` times after an exponential back-off starting at one refill
+    interval. ``monotonic`` and ``sleep`` are the pacing's clock and wait (tests drive them).
     """
 
     def __init__(
@@ -91,6 +135,11 @@ class V1RpcClient(V1ClientCore):
         request_ids: Callable[[], int] = random_request_id,
         clock_ms: Callable[[], int] = now_ms,
         nonces: Callable[[], int] | None = None,
+        requests_per_sec: float | None = DEFAULT_RATE_LIMIT_PER_SEC,
+        request_burst: float = DEFAULT_RATE_LIMIT_BURST,
+        rate_limit_retries: int = 5,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
             raise ConfigurationError(f"the v1 node URL must be ws:// or wss://, got {url!r}")
@@ -126,6 +175,26 @@ class V1RpcClient(V1ClientCore):
         self._lock: asyncio.Lock | None = None
         self._opened_before = False
         self._closed = False
+        if isinstance(rate_limit_retries, bool) or not isinstance(rate_limit_retries, int):
+            raise SettlementValueError(
+                f"rate_limit_retries must be an int, got {rate_limit_retries!r}"
+            )
+        if rate_limit_retries < 0:
+            raise SettlementValueError("rate_limit_retries must be >= 0")
+        self.rate_limit_retries = rate_limit_retries
+        self._sleep = sleep
+        #: the client-side request bucket (None: unpaced)
+        self.pacer: TokenBucket | None = None
+        if requests_per_sec is not None:
+            if requests_per_sec <= 0 or request_burst < 1:
+                raise SettlementValueError(
+                    "requests_per_sec must be > 0 and request_burst >= 1 (or pass "
+                    "requests_per_sec=None for no pacing)"
+                )
+            self.pacer = TokenBucket(requests_per_sec, request_burst, clock=monotonic)
+        self._pace_lock: asyncio.Lock | None = None
+        #: how many requests the node refused with ``rate limit exceeded`` (each retried)
+        self.rate_limited = 0
 
     @classmethod
     def for_signer(cls, url: str, wallet: MessageSigner, **kwargs: Any) -> V1RpcClient:
@@ -210,13 +279,60 @@ class V1RpcClient(V1ClientCore):
     # --- the transport the core drives -----------------------------------------------------
 
     async def exchange(self, request: Frame) -> Frame:
-        """Send ``request`` and return the frame carrying its id (checked by the core)."""
+        """Send ``request`` and return the frame carrying its id (checked by the core),
+        paced, and sent again after a back-off while the node answers it
+        ``rate limit exceeded``."""
         text = request.encode()
         if len(text.encode("utf-8")) > MAX_OUTBOUND_FRAME:
             raise SettlementValueError(
                 f"{request.method} request is {len(text)} bytes; the node refuses frames "
                 f"above {MAX_OUTBOUND_FRAME}"
             )
+        attempt = 0
+        while True:
+            await self._pace()
+            reply = await self._send_and_wait(request, text)
+            if not _is_rate_limited(reply, request):
+                return reply
+            self.rate_limited += 1
+            if attempt >= self.rate_limit_retries:
+                error = RateLimitedError(request.method, attempt + 1, self.url)
+                _log.warning("%s", error)
+                raise error
+            delay = self._backoff(attempt)
+            attempt += 1
+            _log.warning(
+                "the v1 node at %s refused %s: %s; retrying in %.2f s (retry %d of %d)",
+                self.url,
+                request.method,
+                RATE_LIMIT_EXCEEDED,
+                delay,
+                attempt,
+                self.rate_limit_retries,
+            )
+            await self._sleep(delay)
+
+    async def _pace(self) -> None:
+        """Wait for a token of the client-side bucket (requests leave in call order)."""
+        pacer = self.pacer
+        if pacer is None:
+            return
+        if self._pace_lock is None:
+            self._pace_lock = asyncio.Lock()
+        async with self._pace_lock:
+            while not pacer.admit():
+                await self._sleep(pacer.delay())
+
+    def _backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry ``attempt + 1``: the node's bucket is empty, so
+        ours is emptied too, and the wait doubles from one refill interval."""
+        pacer = self.pacer
+        if pacer is None:
+            return 0.1 * 2**attempt
+        pacer.drain()
+        return max(pacer.delay(), 2**attempt / pacer.rate)
+
+    async def _send_and_wait(self, request: Frame, text: str) -> Frame:
         ws = await self._ensure_open()
         if request.request_id in self._pending:
             raise SettlementValueError(f"request id {request.request_id} is already pending")
@@ -336,6 +452,16 @@ class V1RpcClient(V1ClientCore):
         for _method, future in pending.values():
             if not future.done():
                 future.set_exception(error)
+
+
+def _is_rate_limited(reply: Frame, request: Frame) -> bool:
+    """Whether ``reply`` is the node's rate-limit refusal of ``request``."""
+    return (
+        isinstance(reply, Frame)
+        and reply.type == MessageType.ERROR
+        and reply.request_id == request.request_id
+        and reply.error == RATE_LIMIT_EXCEEDED
+    )
 
 
 def _log_callback_failure(task: asyncio.Future[Any]) -> None:

@@ -51,6 +51,9 @@ def node_config(db: Path, **overrides: Any) -> NitronodeConfig:
         "node_key": NODE_KEY,
         "chains": (NodeChain(CHAIN_ID, HUB, "local"),),
         "assets": (USDC,),
+        # rule tests fire requests unpaced; the limits have their own tests
+        # (test_nitronode_rate_limits.py)
+        "rate_limit_burst": 1_000_000,
     }
     values.update(overrides)
     return NitronodeConfig(**values)

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from settlement_widgets.errors import (
-    InvalidAmountError,
     InvalidFrameError,
     InvalidSignatureError,
     InvalidStateError,
@@ -161,7 +160,8 @@ def test_a_reply_without_a_node_signature_fails_the_transfer() -> None:
 def test_too_many_decimals_are_refused_before_anything_is_signed() -> None:
     cache = FRAMES["rpc_client_frames-010"]["inputs"]["client"]["asset_store_cache"]
     client, sent = core(_replay("rpc_client_frames-010"), asset_cache=cache)
-    with pytest.raises(InvalidAmountError, match="6 decimals"):
+    # the SDK's StateAdvancerV1 text, checked before the state is signed
+    with pytest.raises(InvalidStateError, match="max 6 decimals allowed, got 7"):
         run(client.transfer(META["keys"]["peer"]["address"], "yusd", "0.0000001"))
     assert [f.method for f in sent.sent] == ["channels.v1.get_latest_state"]
 

@@ -5,8 +5,9 @@ receives it checks the text **byte for byte** against the vector's recorded requ
 and answers with the recorded response. The client gets the recorded request ids,
 timestamps and channel nonces, so all 24 sessions (reads, deposit → request_creation,
 transfer/withdraw/close → submit_state, acknowledge, app sessions, session keys, node
-errors) run through the real socket path. Then the connection cases: timeouts, a dropped
-connection, a v0.5 node, unsolicited frames.
+errors), and the 14 read sessions built from the SDK source
+(``data/nitrolite-v1-client-queries.json``), run through the real socket path. Then the
+connection cases: timeouts, a dropped connection, a v0.5 node, unsolicited frames.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from settlement_widgets.channel_v1 import V1RpcClient
 from settlement_widgets.errors import (
+    InvalidFrameError,
     RelayError,
     RelayProtocolError,
     RelayUnavailableError,
@@ -31,15 +33,20 @@ from settlement_widgets.errors import (
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.nitrolite_v1.client_calls import (
     KeyMessageSigner,
-    call_by_sdk_name,
     sdk_error_message,
     vector_state_signer,
 )
+from settlement_widgets.nitrolite_v1.client_vectors import call_by_sdk_name
 
 DATA = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 VECTORS: dict[str, Any] = json.loads(DATA.read_text())
 META = VECTORS["meta"]
-SESSIONS = VECTORS["vectors"]["rpc_client_frames"]
+# the published sessions, and the client reads constructed from the SDK source
+QUERIES = Path(__file__).resolve().parent / "data" / "nitrolite-v1-client-queries.json"
+SESSIONS = [
+    *VECTORS["vectors"]["rpc_client_frames"],
+    *json.loads(QUERIES.read_text())["vectors"]["rpc_client_frames"],
+]
 
 Handler = Callable[[ServerConnection], Awaitable[None]]
 
@@ -88,7 +95,7 @@ async def test_every_recorded_session_replays_byte_for_byte(vector: dict[str, An
                 result = await call_by_sdk_name(
                     client, inputs["call"]["api"], inputs["call"]["args"]
                 )
-            except RelayError as exc:
+            except (RelayError, InvalidFrameError) as exc:
                 error = sdk_error_message(exc)
     assert received == [request for request, _ in expected]
     assert (result, error) == (outputs["result"], outputs["error"])

@@ -15,9 +15,16 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from ...keys import PrivateKey
-from .config import NitronodeConfig, NodeChain, parse_asset_spec
+from .config import (
+    RATE_LIMIT_ENV,
+    NitronodeConfig,
+    NodeChain,
+    parse_asset_spec,
+    rate_limits_from_env,
+)
 from .process import NODE_KEY_ENV
 from .server import NitronodeNode
 
@@ -41,6 +48,14 @@ def _parser() -> argparse.ArgumentParser:
         help="symbol:0xTOKEN:decimals (repeatable), e.g. usdc:0x...:6",
     )
     p.add_argument("--durability", choices=("full", "normal"), default="full")
+    for flag, kind, var in (
+        ("--rate-limit-per-sec", float, "NITRONODE_RATE_LIMIT_PER_SEC"),
+        ("--rate-limit-burst", float, "NITRONODE_RATE_LIMIT_BURST"),
+        ("--ws-max-message-size", int, "NITRONODE_WS_MAX_MESSAGE_SIZE"),
+        ("--ws-bytes-per-sec", float, "NITRONODE_WS_BYTES_PER_SEC"),
+        ("--ws-bytes-burst", float, "NITRONODE_WS_BYTES_BURST"),
+    ):
+        p.add_argument(flag, type=kind, default=None, help=f"connection limit (else ${var})")
     p.add_argument(
         "--node-key-env",
         default=NODE_KEY_ENV,
@@ -58,6 +73,16 @@ def _node_key(env: str) -> PrivateKey:
     return sandbox_key(DEFAULT_KEY_ROLE)
 
 
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """Connection limits: the real node's environment variables, overridden by flags."""
+    limits = rate_limits_from_env()
+    for name in RATE_LIMIT_ENV:
+        value = getattr(args, name)
+        if value is not None:
+            limits[name] = value
+    return limits
+
+
 async def _run(args: argparse.Namespace) -> int:
     config = NitronodeConfig(
         db_path=args.db,
@@ -66,6 +91,7 @@ async def _run(args: argparse.Namespace) -> int:
         assets=tuple(parse_asset_spec(spec, args.chain_id) for spec in args.asset),
         port=args.port,
         durability=args.durability,
+        **_limits(args),
     )
     node = NitronodeNode(config)
     await node.start()

@@ -9,7 +9,9 @@ never rendered: :class:`NitronodeConfig`'s ``repr`` omits it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -17,17 +19,26 @@ from typing import Any, Final
 from ...addresses import validate_address
 from ...errors import ConfigurationError
 from ...keys import PrivateKey
+from ...nitrolite_v1.rate_limit import (
+    DEFAULT_RATE_LIMIT_BURST,
+    DEFAULT_RATE_LIMIT_PER_SEC,
+    DEFAULT_WS_BYTES_BURST,
+    DEFAULT_WS_BYTES_PER_SEC,
+    DEFAULT_WS_MAX_MESSAGE_SIZE,
+)
 from ...nitrolite_v1.state import TokenDecimals, decimals_from_map
 
 __all__ = [
     "DEFAULT_CHALLENGE_RANGE",
     "DEFAULT_NODE_VERSION",
+    "RATE_LIMIT_ENV",
     "SUPPORTED_SIG_VALIDATORS",
     "NitronodeConfig",
     "NodeAsset",
     "NodeChain",
     "NodeToken",
     "parse_asset_spec",
+    "rate_limits_from_env",
 ]
 
 #: the node's ``challenge`` bounds in seconds (request_creation, nitrolite-v1.md §4)
@@ -125,8 +136,19 @@ class NitronodeConfig:
     node_version: str = DEFAULT_NODE_VERSION
     challenge_range: tuple[int, int] = DEFAULT_CHALLENGE_RANGE
     supported_sig_validators: tuple[int, ...] = SUPPORTED_SIG_VALIDATORS
+    #: per-connection request bucket (the real node's defaults: 10/s, burst 20)
+    rate_limit_per_sec: float = DEFAULT_RATE_LIMIT_PER_SEC
+    rate_limit_burst: float = DEFAULT_RATE_LIMIT_BURST
+    #: inbound frame cap in bytes (close 1009 above it)
+    ws_max_message_size: int = DEFAULT_WS_MAX_MESSAGE_SIZE
+    #: per-connection inbound byte bucket (<= 0 per second disables it)
+    ws_bytes_per_sec: float = DEFAULT_WS_BYTES_PER_SEC
+    ws_bytes_burst: float = DEFAULT_WS_BYTES_BURST
+    #: the limiters' clock (monotonic seconds); tests pass a hand-driven one
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._check_limits()
         if self.host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigurationError(
                 f"the sandbox Nitronode listens on loopback only, not {self.host!r}"
@@ -138,6 +160,32 @@ class NitronodeConfig:
         symbols = [a.symbol for a in self.assets]
         if len(set(symbols)) != len(symbols):
             raise ConfigurationError(f"duplicate asset symbols in {symbols}")
+
+    def _check_limits(self) -> None:
+        """The real node's start-up checks (``nitronode/runtime.go``): the frame cap cannot
+        be disabled, and an enabled byte bucket must hold at least one maximal frame."""
+        for name in ("rate_limit_per_sec", "rate_limit_burst", "ws_bytes_per_sec"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigurationError(f"{name} must be a number, got {value!r}")
+        if self.rate_limit_per_sec < 0 or self.rate_limit_burst < 0:
+            raise ConfigurationError("the request rate limit and burst must be >= 0")
+        if not isinstance(self.ws_max_message_size, int) or self.ws_max_message_size <= 0:
+            raise ConfigurationError(
+                "NITRONODE_WS_MAX_MESSAGE_SIZE must be > 0; the WebSocket frame cap cannot be "
+                f"disabled (got {self.ws_max_message_size!r})"
+            )
+        if self.ws_bytes_per_sec > 0:
+            if self.ws_bytes_burst <= 0:
+                raise ConfigurationError(
+                    "NITRONODE_WS_BYTES_BURST must be > 0 when NITRONODE_WS_BYTES_PER_SEC is "
+                    "enabled"
+                )
+            if self.ws_bytes_burst < self.ws_max_message_size:
+                raise ConfigurationError(
+                    "NITRONODE_WS_BYTES_BURST must be >= NITRONODE_WS_MAX_MESSAGE_SIZE when "
+                    "byte limiting is enabled"
+                )
 
     def asset(self, symbol: str) -> NodeAsset | None:
         """The configured asset ``symbol`` (case-sensitive, as the channel metadata hashes it)."""
@@ -195,3 +243,29 @@ def parse_asset_spec(spec: str, blockchain_id: int) -> NodeAsset:
     except ValueError:
         raise ConfigurationError(f"asset decimals must be an integer, got {decimals!r}") from None
     return NodeAsset(symbol, places, (NodeToken(blockchain_id, token, places),))
+
+
+#: the environment variables the real node reads for its connection limits, by config field
+RATE_LIMIT_ENV: Final[Mapping[str, str]] = {
+    "rate_limit_per_sec": "NITRONODE_RATE_LIMIT_PER_SEC",
+    "rate_limit_burst": "NITRONODE_RATE_LIMIT_BURST",
+    "ws_max_message_size": "NITRONODE_WS_MAX_MESSAGE_SIZE",
+    "ws_bytes_per_sec": "NITRONODE_WS_BYTES_PER_SEC",
+    "ws_bytes_burst": "NITRONODE_WS_BYTES_BURST",
+}
+
+
+def rate_limits_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The connection-limit fields set in ``environ`` (default: the process environment),
+    under the real node's variable names, as :class:`NitronodeConfig` keyword arguments."""
+    env = os.environ if environ is None else environ
+    out: dict[str, Any] = {}
+    for name, var in RATE_LIMIT_ENV.items():
+        text = env.get(var)
+        if text is None or not text.strip():
+            continue
+        try:
+            out[name] = int(text) if name == "ws_max_message_size" else float(text)
+        except ValueError:
+            raise ConfigurationError(f"{var} must be a number, got {text!r}") from None
+    return out

@@ -37,8 +37,13 @@ class NitronodeProcess(NodeProcess):
         assets: Sequence[NodeAsset],
         durability: str = "full",
         port: int = 0,
+        rate_limit_per_sec: float | None = None,
+        rate_limit_burst: float | None = None,
     ) -> None:
         super().__init__(key=node_key, key_env=NODE_KEY_ENV, port=port)
+        #: per-connection request limits (None: the node's defaults, those of the real node)
+        self.rate_limit_per_sec = rate_limit_per_sec
+        self.rate_limit_burst = rate_limit_burst
         self.db_path = Path(db_path)
         self.chain_id = chain_id
         self.hub = hub
@@ -59,6 +64,10 @@ class NitronodeProcess(NodeProcess):
             "--durability", self.durability,
             "--node-key-env", NODE_KEY_ENV,
         ]  # fmt: skip
+        if self.rate_limit_per_sec is not None:
+            argv += ["--rate-limit-per-sec", repr(float(self.rate_limit_per_sec))]
+        if self.rate_limit_burst is not None:
+            argv += ["--rate-limit-burst", repr(float(self.rate_limit_burst))]
         for asset in self.assets:
             token = asset.token_on(self.chain_id) or asset.tokens[0]
             argv += ["--asset", f"{asset.symbol}:{token.address}:{token.decimals}"]

@@ -5,9 +5,15 @@
 (:class:`~.handlers.NitronodeService`) and answers with a type-2 frame carrying the same id
 and method, or a type-4 frame ``{"error": text}``. A frame that does not parse is answered
 ``[4,0,"",{"error":"invalid message format"},ts]`` as the Go node does, which is also what a
-v0.5 client gets. Like the Go node it sends nothing on connect and emits no events
-(nitrolite-v1.md §5); frames above 131072 bytes close the connection with 1009 (websockets'
-``max_size``).
+v0.5 client gets. Like the Go node it sends nothing on connect and emits no events.
+
+Connection limits are the Go node's (Nitrolite v1.4.1 ``nitronode/runtime.go``,
+``nitronode/api/rate_limits.go``, ``pkg/rpc/connection.go``; defaults in
+:class:`~.config.NitronodeConfig`): a frame above ``ws_max_message_size`` closes the
+connection with 1009 (websockets' ``max_size``); every inbound frame is charged to a
+per-connection byte bucket, and one that does not fit drops the connection; every request
+for a known method takes a token from a per-connection request bucket (10/s, burst 20), and
+without one it is answered ``{"error": "rate limit exceeded"}`` with the connection kept.
 
 Durability follows the v0.5 relay: handlers change the in-memory
 :class:`~.ledger.NitronodeLedger`, and the reply is released by the relay's
@@ -30,6 +36,11 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from ...errors import ConfigurationError, InvalidFrameError, RelayError, RelayUnavailableError
+from ...nitrolite_v1.rate_limit import (
+    DEFAULT_WS_MAX_MESSAGE_SIZE,
+    RATE_LIMIT_EXCEEDED,
+    TokenBucket,
+)
 from ...nitrolite_v1.wire import (
     INVALID_MESSAGE_FORMAT,
     Frame,
@@ -50,8 +61,8 @@ __all__ = ["MAX_FRAME_BYTES", "NitronodeNode"]
 
 _log = logging.getLogger(__name__)
 
-#: inbound frame limit of the Go node (``nitronode/runtime.go``); above it: close 1009
-MAX_FRAME_BYTES: Final = 131072
+#: the Go node's default inbound frame limit (``nitronode/runtime.go``); above it: close 1009
+MAX_FRAME_BYTES: Final = DEFAULT_WS_MAX_MESSAGE_SIZE
 
 
 def _now_ms() -> int:
@@ -110,7 +121,7 @@ class NitronodeNode:
             config.host,
             config.port,
             compression=None,
-            max_size=MAX_FRAME_BYTES,
+            max_size=config.ws_max_message_size,
             max_queue=1024,
         )
         sock = next(iter(self._server.sockets))
@@ -158,16 +169,34 @@ class NitronodeNode:
     # --- connections --------------------------------------------------------------------------
 
     async def _serve(self, ws: ServerConnection) -> None:
+        config = self.config
         outbox = Outbox(ws)
+        requests = TokenBucket(
+            config.rate_limit_per_sec, config.rate_limit_burst, clock=config.clock
+        )
+        frame_bytes = (
+            TokenBucket(config.ws_bytes_per_sec, config.ws_bytes_burst, clock=config.clock)
+            if config.ws_bytes_per_sec > 0
+            else None
+        )
         try:
             async for message in ws:
-                await self._on_message(outbox, message)
+                size = len(message.encode("utf-8") if isinstance(message, str) else message)
+                if frame_bytes is not None and not frame_bytes.admit(size):
+                    # the Go node closes the socket without a close frame (connection.go)
+                    _log.warning("frame rate limit exceeded; closing connection (%d bytes)", size)
+                    outbox.closed = True
+                    ws.transport.abort()
+                    return
+                await self._on_message(outbox, message, requests)
         except ConnectionClosed:
             pass
         finally:
             outbox.closed = True
 
-    async def _on_message(self, outbox: Outbox, message: str | bytes) -> None:
+    async def _on_message(
+        self, outbox: Outbox, message: str | bytes, requests: TokenBucket
+    ) -> None:
         committer, service = self.committer, self.service
         assert committer is not None and service is not None
         if committer.failure is not None:  # fail-stop
@@ -179,14 +208,18 @@ class NitronodeNode:
         except InvalidFrameError:
             reply = error_frame(0, "", INVALID_MESSAGE_FORMAT, _now_ms())
         else:
-            reply = await self._answer(service, request)
+            reply = await self._answer(service, request, requests)
         committer.after(committer.kick(), outbox.push, encode_frame(reply).encode())
 
-    async def _answer(self, service: NitronodeService, request: Frame) -> Frame:
+    async def _answer(
+        self, service: NitronodeService, request: Frame, requests: TokenBucket
+    ) -> Frame:
         handler = service.methods.get(request.method)
-        if handler is None:
+        if handler is None:  # answered before the limiter, as the Go router does
             text = unknown_method_error(request.method)
             return error_frame(request.request_id, request.method, text, _now_ms())
+        if not requests.admit():
+            return error_frame(request.request_id, request.method, RATE_LIMIT_EXCEEDED, _now_ms())
         try:
             async with self._lock:
                 result: dict[str, Any] = await handler(request.payload)
