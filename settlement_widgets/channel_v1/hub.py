@@ -10,12 +10,14 @@ node: open a channel, deposit, withdraw, checkpoint, challenge and close
   States and definitions are taken in that module's contract JSON form (camelCase keys, see
   :func:`~settlement_widgets.nitrolite_v1.calldata.contract_state_from_wire` for turning a signed
   wire state into it, and :func:`contract_definition` for a definition).
-- Node-vault calls and views go through the compiled ``ChannelHub`` ABI (our own hub,
-  ABI-identical to the reference for these entry points; ``abi=`` takes another).
+- Node-vault, reclaim and validator-registry calls and views go through the compiled
+  ``ChannelHub`` ABI (our own hub, ABI-identical to the reference for these entry points;
+  ``abi=`` takes another).
 - Every revert becomes :class:`~settlement_widgets.errors.TransactionFailedError` with the
-  custom error decoded from the hub, validator and token ABIs (``"IncorrectSignature"``,
-  ``"IncorrectStateVersion"``, ...). A transaction that reverts only when mined is replayed to
-  name its error, by :meth:`CustodyClient.explain_failure
+  custom error decoded from the hub, validator and token ABIs plus every error of the real
+  hub, engines and validators (:mod:`.hub_errors`), so a revert of the real hub is named too
+  (``"IncorrectSignature"``, ``"ValidatorNotActive"``, ...). A transaction that reverts
+  only when mined is replayed to name its error, by :meth:`CustodyClient.explain_failure
   <settlement_widgets.channel.custody.CustodyClient.explain_failure>` (ABI-agnostic, reused
   through a helper bound to our ABIs rather than copied), which also serves the ERC-20 reads.
 
@@ -49,6 +51,7 @@ from ..nitrolite_v1.ids import (
     encode_channel_definition,
     parse_sig_validators_hex,
 )
+from .hub_errors import HUB_ERROR_ABI
 
 if TYPE_CHECKING:
     from ..signer import Signer
@@ -62,20 +65,33 @@ __all__ = [
     "HubTx",
     "channel_id_of",
     "contract_definition",
+    "hub_status_name",
 ]
 
 #: the ``ChannelHub`` artifact built from contracts/src/channel_v1
 HUB_ARTIFACT: Final = "ChannelHub"
-_VALIDATOR_ARTIFACT: Final = "ECDSAValidator"
+_VALIDATOR_ARTIFACTS: Final = ("ECDSAValidator", "SessionKeyValidator")
 
 
 class HubChannelStatus(enum.IntEnum):
-    """The hub's ``ChannelStatus`` (numbered like the node's void/open/challenged/closed)."""
+    """The hub's ``ChannelStatus`` (Nitrolite v1.4.1 ``Types.sol``): the node's
+    void/open/challenged/closed, then the migration statuses a real hub can report."""
 
     VOID = 0
     OPERATING = 1
     DISPUTED = 2
     CLOSED = 3
+    MIGRATING_IN = 4
+    MIGRATED_OUT = 5
+
+
+def hub_status_name(code: int) -> str:
+    """The enum name of a status code; a code this client does not know (a newer hub) reads
+    as ``"UNKNOWN_<code>"`` rather than failing the whole read."""
+    try:
+        return HubChannelStatus(code).name
+    except ValueError:
+        return f"UNKNOWN_{code}"
 
 
 @dataclass(frozen=True)
@@ -266,8 +282,9 @@ class ChannelHubClient:
     """The ChannelHub at ``address``, driven by ``signer``.
 
     ``abi`` defaults to our compiled ``ChannelHub``; ``error_abis`` (default: our
-    ``ECDSAValidator`` and ``TestToken``) add the custom errors a hub call can bubble up from
-    the signature validator and the token.
+    ``ECDSAValidator``, ``SessionKeyValidator`` and ``TestToken``) add the custom errors a hub
+    call can bubble up from a signature validator and the token. Every error of the real hub,
+    its engines and validators (:data:`~.hub_errors.HUB_ERROR_ABI`) is always added.
     """
 
     def __init__(
@@ -286,8 +303,9 @@ class ChannelHubClient:
         extra = (
             [list(a) for a in error_abis]
             if error_abis is not None
-            else [_optional_abi(_VALIDATOR_ARTIFACT), _optional_abi("TestToken")]
+            else [*(_optional_abi(n) for n in _VALIDATOR_ARTIFACTS), _optional_abi("TestToken")]
         )
+        extra.append(list(HUB_ERROR_ABI))
         errors_only = [item for item in self._abi if item.get("type") == "error"]
         # CustodyClient's revert replay and ERC-20 reads depend only on the ABIs they are given;
         # handing it the hub's errors (and no events) reuses them without its custody events
@@ -437,8 +455,9 @@ class ChannelHubClient:
         return await self._transact(data=data, value=amount, channel_id=cid)
 
     async def close_channel(self, channel_id: str | bytes, state: Mapping[str, Any]) -> HubTx:
-        """``closeChannel``: with a co-signed CLOSE (finalize) state, or, after a challenge
-        expired, with any state (the challenged one decides the payout)."""
+        """``closeChannel``: with a co-signed CLOSE (finalize) state, or, once a challenge has
+        expired (expiry < now), with any state (the challenged one decides the payout: the
+        user's part to the user, the node's to the node's address)."""
         cid = _channel_id_hex(channel_id)
         data = channel_state_calldata("closeChannel", cid, state)
         return await self._transact(data=data, channel_id=cid)
@@ -461,6 +480,26 @@ class ChannelHubClient:
         return await self._transact(
             self.contract.functions.withdrawFromNode(to, token, _amount(amount, "amount"))
         )
+
+    # reclaims and the validator registry
+
+    async def claim_funds(self, token: str, destination: str | None = None) -> HubTx:
+        """``claimFunds``: take the signer's reclaim balance (payouts to it that failed) to
+        ``destination`` (default: the signer)."""
+        token = validate_address(token, field="token")
+        to = validate_address(destination or self._signer.address, field="destination")
+        return await self._transact(self.contract.functions.claimFunds(token, to))
+
+    async def register_node_validator(
+        self, validator_id: int, validator: str, node_signature: str | bytes
+    ) -> HubTx:
+        """``registerNodeValidator``: anyone may submit it; ``node_signature`` is the node's
+        (see :func:`settlement_widgets.sandbox.nitronode.validators.sign_validator_registration`).
+        The validator is usable ``VALIDATOR_ACTIVATION_DELAY`` seconds after this block."""
+        address = validate_address(validator, field="validator", allow_zero=False)
+        signature = hex_bytes(node_signature, "node_signature")
+        call = self.contract.functions.registerNodeValidator(int(validator_id), address, signature)
+        return await self._transact(call)
 
     # ERC-20
 
@@ -493,7 +532,7 @@ class ChannelHubClient:
         )
         return HubChannelData(
             channel_id=cid,
-            status=HubChannelStatus(int(status)).name,
+            status=hub_status_name(int(status)),
             definition=definition,
             last_state=last_state,
             challenge_expiry=int(expiry),
@@ -508,7 +547,8 @@ class ChannelHubClient:
         return [_hex(i) for i in ids]
 
     async def get_channel_ids(self, user: str | None = None) -> list[str]:
-        """Every channel ``user`` (default: the signer) opened on this hub."""
+        """The channels of ``user`` (default: the signer) that are not closed, as the real hub
+        reports them (a closed channel is dropped, so this is no history of ids used)."""
         user = validate_address(user or self._signer.address, field="user")
         ids = await self.contract.functions.getChannelIds(user).call()
         return [_hex(i) for i in ids]
@@ -517,6 +557,23 @@ class ChannelHubClient:
         """The node's vault balance of ``token`` on the hub."""
         token = validate_address(token, field="token")
         return int(await self.contract.functions.getNodeBalance(token).call())
+
+    async def get_reclaim_balance(self, token: str, account: str | None = None) -> int:
+        """What ``account`` (default: the signer) may take with ``claimFunds``."""
+        account = validate_address(account or self._signer.address, field="account")
+        token = validate_address(token, field="token")
+        return int(await self.contract.functions.getReclaimBalance(account, token).call())
+
+    async def get_node_validator(self, validator_id: int) -> tuple[str, int]:
+        """``(validator address, registeredAt)`` for an id; the zero address if unregistered."""
+        address, registered_at = await self.contract.functions.getNodeValidator(
+            int(validator_id)
+        ).call()
+        return to_checksum(address), int(registered_at)
+
+    async def validator_activation_delay(self) -> int:
+        """``VALIDATOR_ACTIVATION_DELAY``: seconds from registration to first use."""
+        return int(await self.contract.functions.VALIDATOR_ACTIVATION_DELAY().call())
 
     async def version(self) -> int:
         """``VERSION``: the byte every channel id of this hub starts with."""
@@ -527,12 +584,15 @@ class ChannelHubClient:
         return to_checksum(await self.contract.functions.NODE().call())
 
 
-#: the hub's ChannelStatus as the node's wire ``channel.status``
+#: the hub's ChannelStatus as the node's wire ``channel.status``: a channel migrating in
+#: operates here (the real hub treats it as home), one migrated out has left this chain
 _WIRE_STATUS: Final = {
     HubChannelStatus.VOID: "void",
     HubChannelStatus.OPERATING: "open",
     HubChannelStatus.DISPUTED: "challenged",
     HubChannelStatus.CLOSED: "closed",
+    HubChannelStatus.MIGRATING_IN: "open",
+    HubChannelStatus.MIGRATED_OUT: "closed",
 }
 
 
@@ -545,7 +605,13 @@ class HubChainView:
 
     async def channel_status(self, channel_id: str) -> str:
         data = await self._hub.get_channel_data(channel_id)
-        return _WIRE_STATUS[HubChannelStatus(data.status_code)]
+        try:
+            return _WIRE_STATUS[HubChannelStatus(data.status_code)]
+        except ValueError:
+            raise InvalidStateError(
+                f"channel {channel_id} has hub status {data.status_code}, which this client "
+                "does not know"
+            ) from None
 
     async def enforced_user_balance(self, channel_id: str) -> int:
         data = await self._hub.get_channel_data(channel_id)

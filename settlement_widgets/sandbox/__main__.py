@@ -14,7 +14,9 @@ contracts at Sepolia's addresses, relay and faucet on loopback) and writes the e
 Sepolia user sets (``SETTLEMENT_NETWORK``, ``SEPOLIA_RPC_URL``, ``SETTLEMENT_RELAY_URL``,
 ``SETTLEMENT_FAUCET_URL``, ``SETTLEMENT_PRIVATE_KEY``) as ``export`` lines to ``--env-file``
 (mode 0600; default ``$SETTLEMENT_HOME/sandbox/sepolia-twin.env``). Only the file's path and
-the non-secret values are printed, never the key.
+the non-secret values are printed, never the key. ``--twin sepolia-v1`` does the same for
+the Nitrolite v1 profile (:mod:`.twin_v1`: our ChannelHub at the public v1 sandbox's address,
+our Nitronode and the v1 faucet on loopback).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 __all__ = ["main", "write_env_file"]
 
 #: the public networks ``--twin`` can stand in for (see :mod:`.twin`)
-TWINS = ("sepolia",)
+TWINS = ("sepolia", "sepolia-v1")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -124,20 +126,26 @@ def write_env_file(env: dict[str, str], path: Path) -> Path:
 
 async def _run_twin(args: argparse.Namespace) -> int:
     from ..networks import settlement_home
-    from .twin import SepoliaTwin
+    from .twin import SepoliaTwin, TwinBase
+    from .twin_v1 import SepoliaV1Twin
 
     started = time.perf_counter()
-    twin = SepoliaTwin(relay_port=args.relay_port, http_port=args.http_port)
+    twin: TwinBase
+    if args.twin == "sepolia-v1":
+        twin = SepoliaV1Twin(node_port=args.relay_port, http_port=args.http_port)
+    else:
+        twin = SepoliaTwin(relay_port=args.relay_port, http_port=args.http_port)
     stop = await _until_stopped(twin.start, twin.aclose)
     if stop is None:
         return 0
     env = twin.env()
-    path = write_env_file(env, args.env_file or settlement_home() / "sandbox" / "sepolia-twin.env")
+    default = settlement_home() / "sandbox" / f"{args.twin}-twin.env"
+    path = write_env_file(env, args.env_file or default)
     shown = {k: v for k, v in env.items() if k != "SETTLEMENT_PRIVATE_KEY"}
     print(json.dumps(shown | {"envFile": str(path)}), flush=True)
     print(
         f"Sepolia twin ready in {time.perf_counter() - started:.1f} s: `source {path}` points "
-        "SETTLEMENT_NETWORK=sepolia at it (Ctrl-C to stop)",
+        f"SETTLEMENT_NETWORK={twin.PROFILE} at it (Ctrl-C to stop)",
         file=sys.stderr,
         flush=True,
     )

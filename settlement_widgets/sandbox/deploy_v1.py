@@ -4,9 +4,11 @@ Why a separate module: the v0.5 ``channel`` contracts (:mod:`.deploy`) and the v
 side by side, and the sandbox integrates v1 later; :func:`deploy_channel_hub` is a single
 call that leaves a hub ready for a node: the ``ECDSAValidator`` (validator id 0), the
 ``ChannelHub`` pointing at it and at the node (constructor ``(defaultSigValidator, node)`` as
-in the reference), and the 6-decimal test token (a new one, or an existing deployment's),
-minted to the accounts to fund. The node's vault is left empty: funding it is the node's
-decision (``ChannelHubClient.deposit_to_node``).
+in the reference), the ``SessionKeyValidator`` the node registers as validator id 1, and the
+6-decimal test token (a new one, or an existing deployment's), minted to the accounts to fund.
+The node's vault is left empty and the session-key validator unregistered: both are the
+node's decisions (``ChannelHubClient.deposit_to_node``, and
+:func:`~.nitronode.validators.register_node_validators`, which needs the node's signature).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..addresses import validate_address
 from ..contracts import load_artifact
-from ..errors import InvalidAmountError
+from ..errors import InvalidAmountError, InvalidStateError
 from .deploy import (
     DEFAULT_TOKEN_NAME,
     DEFAULT_TOKEN_SYMBOL,
@@ -29,10 +31,11 @@ from .deploy import (
 if TYPE_CHECKING:
     from web3 import AsyncWeb3
 
+    from ..keys import PrivateKey
     from ..wallet import WalletClient
     from .chain import Chain
 
-__all__ = ["ChannelHubDeployment", "deploy_channel_hub"]
+__all__ = ["ChannelHubDeployment", "deploy_channel_hub", "register_session_key_validator"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class ChannelHubDeployment:
     deployer: str
     token_decimals: int = 6
     token_symbol: str = DEFAULT_TOKEN_SYMBOL
+    #: the ``SessionKeyValidator`` (to be registered by the node as validator id 1)
+    session_key_validator: str = ""
     contracts: tuple[DeployedContract, ...] = field(default=(), repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -54,6 +59,7 @@ class ChannelHubDeployment:
             "chainId": self.chain_id,
             "channelHub": self.hub,
             "ecdsaValidator": self.validator,
+            "sessionKeyValidator": self.session_key_validator,
             "token": self.token,
             "node": self.node,
             "deployer": self.deployer,
@@ -73,7 +79,8 @@ async def deploy_channel_hub(
     token_name: str = DEFAULT_TOKEN_NAME,
     token_symbol: str = DEFAULT_TOKEN_SYMBOL,
 ) -> ChannelHubDeployment:
-    """Deploy ECDSAValidator and ChannelHub for ``node_address`` from ``wallet``.
+    """Deploy ECDSAValidator, ChannelHub and SessionKeyValidator for ``node_address`` from
+    ``wallet``.
 
     ``token`` reuses an already deployed test token (e.g. ``ChannelDeployment.token``) instead
     of deploying a new ``TestToken``; ``fund`` accounts are minted ``fund_amount`` of it, which
@@ -88,7 +95,8 @@ async def deploy_channel_hub(
 
     validator = await deploy_contract(wallet, "ECDSAValidator")
     hub = await deploy_contract(wallet, "ChannelHub", validator.address, node)
-    deployed = [validator, hub]
+    session_keys = await deploy_contract(wallet, "SessionKeyValidator")
+    deployed = [validator, hub, session_keys]
     if token is None:
         test_token = await deploy_contract(
             wallet, "TestToken", token_name, token_symbol, wallet.address
@@ -112,5 +120,41 @@ async def deploy_channel_hub(
         node=node,
         deployer=wallet.address,
         token_symbol=token_symbol,
+        session_key_validator=session_keys.address,
         contracts=tuple(deployed),
     )
+
+
+async def register_session_key_validator(
+    chain: Chain,
+    deployment: ChannelHubDeployment,
+    node_key: PrivateKey,
+    relayer: WalletClient,
+    *,
+    activate: bool = True,
+) -> int:
+    """Have the node register the deployment's ``SessionKeyValidator`` as validator id 1,
+    relayed by ``relayer``; with ``activate``, move the chain clock past the hub's
+    ``VALIDATOR_ACTIVATION_DELAY`` so session-key states verify on chain at once (a sandbox
+    needs no day-long wait). Returns the timestamp from which the validator is active.
+    Idempotent: a validator already registered is not registered again.
+    """
+    from ..channel_v1.hub import ChannelHubClient
+    from .nitronode.validators import SESSION_KEY_VALIDATOR_ID, register_node_validators
+
+    if not deployment.session_key_validator:
+        raise InvalidStateError("this ChannelHub deployment has no SessionKeyValidator")
+    hub = ChannelHubClient(relayer, deployment.hub)
+    await register_node_validators(
+        hub,
+        node_key,
+        {SESSION_KEY_VALIDATOR_ID: deployment.session_key_validator},
+        chain_id=deployment.chain_id,
+    )
+    _validator, registered_at = await hub.get_node_validator(SESSION_KEY_VALIDATOR_ID)
+    active_from = registered_at + await hub.validator_activation_delay()
+    if activate:
+        now = await chain.timestamp()
+        if now < active_from:
+            await chain.time_travel(active_from - now)
+    return active_from

@@ -414,7 +414,7 @@ class LocalSandbox:
         lives in ``data_dir``; the profile's ``node_url`` becomes the Nitronode's."""
         from ..channel_v1.hub import ChannelHubClient, HubChainView
         from ..networks import PROTOCOL_V1
-        from .deploy_v1 import deploy_channel_hub
+        from .deploy_v1 import deploy_channel_hub, register_session_key_validator
         from .nitronode import NitronodeConfig, NitronodeNode, NodeAsset, NodeChain, NodeToken
 
         assert self.chain is not None and self.deployment is not None and self.data_dir
@@ -429,6 +429,9 @@ class LocalSandbox:
             token_symbol=deployment.token_symbol,
         )
         self.hub = hub
+        # the node registers its session-key validator (id 1) and the sandbox clock skips the
+        # hub's one-day activation delay, so session-key states hold on chain from the start
+        await register_session_key_validator(self.chain, hub, self._broker_key, broker)
         node_hub = ChannelHubClient(broker, hub.hub)
         if self.broker_liquidity:
             await node_hub.approve(deployment.token, self.broker_liquidity)

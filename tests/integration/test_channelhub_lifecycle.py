@@ -10,85 +10,34 @@ afterwards, so balances are exact.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+from channelhub_helpers import (
+    CHALLENGE,
+    ETHER,
+    NODE_FLOAT,
+    PEER,
+    Channel,
+    Env,
+    M,
+    make_env,
+)
+from channelhub_helpers import reverts as _reverts
 
 from settlement_widgets._keccak import keccak256
 from settlement_widgets.addresses import ZERO_ADDRESS
-from settlement_widgets.channel_v1.hub import (
-    ChannelHubClient,
-    channel_id_of,
-    contract_definition,
-)
-from settlement_widgets.errors import InvalidSignatureError, TransactionFailedError
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.calldata import contract_state_from_wire
-from settlement_widgets.nitrolite_v1.lifecycle import (
-    apply_channel_creation,
-    apply_transition,
-    next_state,
-)
-from settlement_widgets.nitrolite_v1.state import (
-    TokenDecimals,
-    decimals_from_map,
-    pack_state,
-    sign_challenge,
-    sign_state,
-)
+from settlement_widgets.errors import InvalidSignatureError
+from settlement_widgets.nitrolite_v1.state import pack_state, sign_challenge
 from settlement_widgets.sandbox import Chain
-from settlement_widgets.sandbox.deploy_v1 import ChannelHubDeployment, deploy_channel_hub
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-M = 10**6  # one test token (6 decimals)
-ETHER = 10**18
-ASSET = "ytest.usd"
-CHALLENGE = 86400
-NODE_FLOAT = 500 * M
-MAX_UINT = 2**256 - 1
-PEER = "0x00000000000000000000000000000000000000aa"
-RECEIVE_TX = "0x" + "ab" * 32
-
-
-@dataclass
-class Env:
-    chain: Chain
-    deployment: ChannelHubDeployment
-    user_key: PrivateKey
-    node_key: PrivateKey
-    other_key: PrivateKey
-    user: ChannelHubClient
-    node: ChannelHubClient
-    decimals: TokenDecimals
-
-    @property
-    def token(self) -> str:
-        return self.deployment.token
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def env(chain: Chain) -> Env:
-    user_key, node_key, other_key = chain.accounts[1], chain.accounts[2], chain.accounts[3]
-    deployment = await deploy_channel_hub(
-        chain,
-        chain.wallet(0),
-        node_key.address,
-        fund=[user_key.address, node_key.address],
-        fund_amount=1_000 * M,
-    )
-    user = ChannelHubClient(chain.wallet(1), deployment.hub)
-    node = ChannelHubClient(chain.wallet(2), deployment.hub)
-    await user.approve(deployment.token, MAX_UINT)
-    await node.approve(deployment.token, MAX_UINT)
-    await node.deposit_to_node(deployment.token, NODE_FLOAT)
-    decimals = decimals_from_map(
-        {f"{chain.chain_id}:{deployment.token}": 6, f"{chain.chain_id}:{ZERO_ADDRESS}": 18}
-    )
-    return Env(chain, deployment, user_key, node_key, other_key, user, node, decimals)
+    return await make_env(chain)
 
 
 @pytest_asyncio.fixture(autouse=True, loop_scope="module")
@@ -96,93 +45,6 @@ async def _isolate(env: Env) -> AsyncIterator[None]:
     snapshot = await env.chain.snapshot()
     yield
     await env.chain.revert(snapshot)
-
-
-class Channel:
-    """One user's state chain on one home channel, advanced with the v1 core functions."""
-
-    _nonces = iter(range(1, 10_000))
-
-    def __init__(self, env: Env, token: str | None = None) -> None:
-        self.env = env
-        self.token = token or env.token
-        self.nonce = next(self._nonces)
-        self.definition = contract_definition(
-            user=env.user_key.address,
-            node=env.node_key.address,
-            asset=ASSET,
-            nonce=self.nonce,
-            challenge_duration=CHALLENGE,
-            approved_sig_validators="0x01",
-        )
-        self.id = channel_id_of(self.definition)
-        self.state: dict[str, Any] = {
-            "id": "",
-            "transition": {"type": 0, "tx_id": "", "account_id": "", "amount": "0"},
-            "asset": ASSET,
-            "user_wallet": env.user_key.address,
-            "epoch": "0",
-            "version": "0",
-            "home_ledger": {
-                "token_address": "0x0",
-                "blockchain_id": "0",
-                "user_balance": "0",
-                "user_net_flow": "0",
-                "node_balance": "0",
-                "node_net_flow": "0",
-            },
-        }
-
-    def advance(self, kind: int, amount: str = "0", **spec: Any) -> dict[str, Any]:
-        """The next state with one transition, signed by the user and the node."""
-        state = next_state(self.state)
-        if not state.get("home_channel_id"):
-            apply_channel_creation(
-                state,
-                {"nonce": str(self.nonce), "challenge": CHALLENGE, "approvedSigValidators": "0x01"},
-                str(self.env.chain.chain_id),
-                self.token,
-                self.env.node_key.address,
-            )
-            assert state["home_channel_id"] == self.id
-        apply_transition(state, {"type": kind, "amount": amount, **spec})
-        self.sign(state)
-        self.state = state
-        return state
-
-    def sign(self, state: dict[str, Any], user_key: PrivateKey | None = None) -> None:
-        key = user_key or self.env.user_key
-        state["user_sig"] = "0x" + sign_state(state, key, self.env.decimals).hex()
-        state["node_sig"] = "0x" + sign_state(state, self.env.node_key, self.env.decimals).hex()
-
-    def contract(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        return contract_state_from_wire(state, self.env.decimals)
-
-    # the transitions used below
-    def deposit(self, amount: str) -> dict[str, Any]:
-        return self.contract(self.advance(10, amount))
-
-    def withdraw(self, amount: str) -> dict[str, Any]:
-        return self.contract(self.advance(11, amount))
-
-    def send(self, amount: str) -> dict[str, Any]:
-        return self.contract(self.advance(30, amount, account_id=PEER))
-
-    def receive(self, amount: str) -> dict[str, Any]:
-        return self.contract(self.advance(31, amount, account_id=PEER, tx_id=RECEIVE_TX))
-
-    def acknowledge(self) -> dict[str, Any]:
-        return self.contract(self.advance(1))
-
-    def finalize(self) -> dict[str, Any]:
-        return self.contract(self.advance(200))
-
-
-async def _reverts(name: str, call: Any) -> TransactionFailedError:
-    with pytest.raises(TransactionFailedError) as info:
-        await call
-    assert info.value.error_name == name, info.value
-    return info.value
 
 
 # --- the happy paths ----------------------------------------------------------------------------
@@ -194,6 +56,7 @@ async def test_create_deposit_checkpoint_withdraw_close(env: Env) -> None:
 
     tx = await env.user.create_channel(ch.definition, ch.deposit("100"))
     assert tx.channel_id == ch.id
+    assert tx.event_names == ("ChannelDeposited", "ChannelCreated")
     created = tx.event("ChannelCreated")
     assert created.args["channelId"] == ch.id
     assert created.args["user"] == env.user_key.address
@@ -227,13 +90,13 @@ async def test_create_deposit_checkpoint_withdraw_close(env: Env) -> None:
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds) == ("CLOSED", 0)
     assert await env.user.get_open_channels() == []
-    assert await env.user.get_channel_ids() == [ch.id]
+    assert await env.user.get_channel_ids() == []  # a closed channel leaves the list
     # the user paid 150, got 40 + 90 back: the 20 net sent off chain went to the node
     assert await env.user.token_balance(env.token) == wallet_before - 20 * M
     assert await env.user.token_balance(env.token, env.deployment.hub) == NODE_FLOAT + 20 * M
 
-    # a closed channel takes nothing more
-    await _reverts("IncorrectChannelStatus", env.user.close_channel(ch.id, final))
+    # a closed channel takes nothing more: its final state is not newer than itself
+    await _reverts("IncorrectStateVersion", env.user.close_channel(ch.id, final))
 
 
 async def test_create_with_zero_then_close(env: Env) -> None:
@@ -339,7 +202,7 @@ async def test_bad_signatures_revert(env: Env) -> None:
     ch.sign(first)
     state = ch.contract(first)
     await _reverts(
-        "InvalidValidatorId",  # validator 1 (session keys) is not implemented
+        "ValidatorNotApproved",  # validator 1 is not in this channel's bitmap (0x01)
         env.user.create_channel(ch.definition, {**state, "userSig": "0x01" + state["userSig"][4:]}),
     )
     # a validator byte and nothing else: the validator's error bubbles up, decoded
@@ -380,13 +243,14 @@ async def test_wrong_channel_id_reverts(env: Env) -> None:
     await _reverts(
         "IncorrectSignature", env.user.deposit_to_channel(second.id, state_of_first, value=0)
     )
-    # not an id of this hub's version, and an id of this version that was never created
+    # not an id of this hub's version, and an id of this version that was never created:
+    # both are unknown channels, whose (zero) user the signature validator refuses first
     await _reverts(
-        "IncorrectChannelId",
+        "InvalidSignerAddress",
         env.user.deposit_to_channel("0x02" + first.id[4:], state_of_first, value=0),
     )
     await _reverts(
-        "IncorrectChannelStatus",
+        "InvalidSignerAddress",
         env.user.deposit_to_channel("0x01" + "00" * 31, state_of_first, value=0),
     )
     # creating the same definition twice
@@ -407,7 +271,11 @@ async def test_broken_invariant_reverts(env: Env) -> None:
 async def test_wrong_intent_and_node_vault_limits(env: Env) -> None:
     ch = Channel(env)
     await env.user.create_channel(ch.definition, ch.deposit("100"))
-    await _reverts("IncorrectStateIntent", env.user.withdraw_from_channel(ch.id, ch.deposit("1")))
+    deposit = ch.unsigned(10, "1")  # a deposit state, kept out of the channel's history
+    ch.sign(deposit)
+    await _reverts(
+        "IncorrectStateIntent", env.user.withdraw_from_channel(ch.id, ch.contract(deposit))
+    )
 
     # the node cannot pay a receive it has not funded
     await env.node.withdraw_from_node(env.node_key.address, env.token, NODE_FLOAT)

@@ -2,48 +2,59 @@
 pragma solidity ^0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {IERC20Metadata} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {EnumerableSet} from "@openzeppelin/contracts/utils/structs/EnumerableSet.sol";
 
-import {ChannelDefinition, ChannelStatus, Ledger, State, StateIntent} from "./ChannelHubTypes.sol";
+import {ChannelEngine} from "./ChannelEngine.sol";
+import {
+    ChannelDefinition,
+    ChannelStatus,
+    DEFAULT_SIG_VALIDATOR_ID,
+    Ledger,
+    ParticipantIndex,
+    State,
+    StateIntent
+} from "./ChannelHubTypes.sol";
 import {ISignatureValidator} from "./ISignatureValidator.sol";
 
 /// @title ChannelHub (home channels)
-/// @notice Our own implementation of the Nitrolite v1 ChannelHub for HOME channels: the entry
-/// points, events and custom errors a v1 client and node use to open, fund, checkpoint,
-/// challenge and close a channel on its home chain, with the protocol's selectors, so the SDK's
-/// calldata and the node's event decoding work unchanged against it (nitrolite-v1.md §8).
-/// Cross-chain escrow, migration, validator registration and pull-payment reclaims are not
-/// implemented; their functions are absent rather than stubbed.
-/// @dev Funds model. The hub holds `lockedFunds` per channel, always equal to the allocations of
-/// the last accepted state. Moving to a newer state moves exactly the change in each net flow:
-/// the user's change is pulled from (or paid to) the user's wallet, the node's change is taken
-/// from (or returned to) the node's vault on this hub (`depositToNode`). Because both states
-/// satisfy allocations == net flows, the locked amount follows automatically; states skipped
-/// off chain (transfers between two on-chain states) are settled by the same difference.
+/// @notice Our own implementation of the Nitrolite v1.4.1 `ChannelHub` for HOME channels, with
+/// its rules: the same entry points, events (in the same order), custom errors (with the same
+/// precedence), channel-id set semantics, node validator registry with its activation delay,
+/// and reclaim balances for payouts that fail. The SDK's calldata and the node's log decoding
+/// work unchanged against it (nitrolite-v1.md §8).
+/// @dev Cross-chain escrow and migration are not implemented: their entry points are absent,
+/// and a challenge carrying one of their intents is refused with `IncorrectStateIntent`.
+/// Transition rules live in `ChannelEngine`; this contract checks signatures, applies the
+/// engine's effects (pull from / push to the user, take from / return to the node's vault) and
+/// keeps `lockedFunds` equal to the last state's allocations.
 contract ChannelHub is ReentrancyGuard {
+    using EnumerableSet for EnumerableSet.Bytes32Set;
     using SafeERC20 for IERC20;
-    using SafeCast for uint256;
     using SafeCast for int256;
 
     // ----------------------------------------------------------------------------------------
-    // constants and immutables
+    // constants and immutables (values of the reference hub)
     // ----------------------------------------------------------------------------------------
 
     /// @notice Written over byte 0 of every channel id, so ids of another hub version differ.
     uint8 public constant VERSION = 1;
     uint32 public constant MIN_CHALLENGE_DURATION = 1 days;
     uint32 public constant MAX_CHALLENGE_DURATION = 7 days;
+    /// @notice Gas forwarded to a channel payout, so a recipient cannot burn the caller's gas;
+    /// a payout that fails is kept as a reclaim balance instead of blocking the channel.
+    uint256 public constant TRANSFER_GAS_LIMIT = 100000;
+    /// @notice Time between a validator's registration and its first use: users can see a new
+    /// validator on chain (and revoke approvals) before a compromised node key could use it.
+    uint64 public constant VALIDATOR_ACTIVATION_DELAY = 1 days;
 
-    uint8 private constant DEFAULT_VALIDATOR_ID = 0;
-    uint8 private constant USER_IDX = 0;
-    uint8 private constant NODE_IDX = 1;
-    uint256 private constant VALIDATION_SUCCESS = 0;
-    uint8 private constant NATIVE_DECIMALS = 18;
+    uint256 private constant VALIDATION_FAILURE = 1;
 
-    /// @notice Validator id 0 (ECDSA by the participant's key), the only one this hub accepts.
+    /// @notice Validator id 0 (ECDSA by the participant's key), always available.
     ISignatureValidator public immutable DEFAULT_SIG_VALIDATOR;
     /// @notice The node every channel of this hub is opened with (one hub per node and chain).
     address public immutable NODE;
@@ -52,27 +63,32 @@ contract ChannelHub is ReentrancyGuard {
     // storage
     // ----------------------------------------------------------------------------------------
 
-    struct Channel {
+    struct ChannelMeta {
         ChannelStatus status;
-        uint64 challengeExpiry;
-        address token;
-        uint256 lockedFunds;
         ChannelDefinition definition;
         State lastState;
+        uint256 lockedFunds;
+        uint64 challengeExpireAt;
     }
 
-    mapping(bytes32 channelId => Channel) private _channels;
-    mapping(address user => bytes32[]) private _channelIds;
-    mapping(address user => bytes32[]) private _openChannels;
-    /// @dev position + 1 of a channel in its user's `_openChannels` (0 = not open), so closing
-    /// removes it in O(1).
-    mapping(bytes32 channelId => uint256) private _openIndex;
+    struct NodeValidator {
+        ISignatureValidator validator;
+        uint64 registeredAt;
+    }
+
+    mapping(bytes32 channelId => ChannelMeta) private _channels;
+    /// @dev a user's channels that are not closed; a closed channel leaves the set
+    mapping(address user => EnumerableSet.Bytes32Set) private _userChannels;
     mapping(address token => uint256) private _nodeBalances;
+    mapping(uint8 validatorId => NodeValidator) private _validatorRegistry;
+    mapping(address account => mapping(address token => uint256)) private _reclaims;
 
     // ----------------------------------------------------------------------------------------
     // events (signatures identical to the reference ChannelHub)
     // ----------------------------------------------------------------------------------------
 
+    event Deposited(address indexed token, uint256 amount);
+    event Withdrawn(address indexed token, uint256 amount);
     event ChannelCreated(
         bytes32 indexed channelId, address indexed user, ChannelDefinition definition, State initialState
     );
@@ -81,207 +97,80 @@ contract ChannelHub is ReentrancyGuard {
     event ChannelCheckpointed(bytes32 indexed channelId, State candidate);
     event ChannelChallenged(bytes32 indexed channelId, State candidate, uint64 challengeExpireAt);
     event ChannelClosed(bytes32 indexed channelId, State finalState);
-    event Deposited(address indexed token, uint256 amount);
-    event Withdrawn(address indexed token, uint256 amount);
+    event ValidatorRegistered(uint8 indexed validatorId, ISignatureValidator indexed validator);
+    event TransferFailed(address indexed recipient, address indexed token, uint256 amount);
+    event FundsClaimed(address indexed account, address indexed token, address indexed destination, uint256 amount);
     event NodeBalanceUpdated(address indexed token, uint256 amount);
 
     // ----------------------------------------------------------------------------------------
-    // errors (signatures identical to the reference ChannelHub / ChannelEngine)
+    // errors (signatures identical to the reference ChannelHub; the engine's are in
+    // ChannelEngine)
     // ----------------------------------------------------------------------------------------
 
-    error ChallengeExpired();
-    error ChallengerVersionTooLow();
-    error DecimalsMismatch();
-    error EmptySignature();
-    error FailedToFetchDecimals();
-    error IncorrectAllocationSum();
-    error IncorrectAmount();
-    error IncorrectChallengeDuration();
-    error IncorrectChannelId();
-    error IncorrectChannelStatus();
-    error IncorrectHomeChainId();
-    error IncorrectMsgSender();
-    error IncorrectNode();
-    error IncorrectSignature();
-    error IncorrectStateIntent();
-    error IncorrectStateVersion();
-    error IncorrectValue();
-    error InsufficientBalance();
-    error InsufficientNodeBalance();
     error InvalidAddress();
-    error InvalidValidatorId();
-    error LockedFundsConsistencyViolation();
+    error IncorrectAmount();
+    error IncorrectValue();
     error NativeTransferFailed(address to, uint256 amount);
-    error NonHomeStateMustBeEmpty();
-    error TokenMismatch();
+    error AddressCollision(address collision);
+    error IncorrectChallengeDuration();
+    error InvalidValidatorId();
+    error ValidatorAlreadyRegistered(uint8 validatorId);
+    error ValidatorNotRegistered(uint8 validatorId);
+    error ValidatorNotApproved();
+    error ValidatorNotActive(uint8 validatorId, uint64 activatesAt);
+    error EmptySignature();
+    error IncorrectSignature();
+    error InsufficientBalance();
+    error IncorrectStateIntent();
+    error IncorrectChannelStatus();
+    error ChallengerVersionTooLow();
+    error IncorrectNode();
+    error IncorrectMsgSender();
 
     constructor(ISignatureValidator _defaultSigValidator, address _node) {
-        if (address(_defaultSigValidator) == address(0) || _node == address(0)) revert InvalidAddress();
+        if (address(_defaultSigValidator) == address(0)) revert InvalidAddress();
+        if (_node == address(0)) revert InvalidAddress();
         DEFAULT_SIG_VALIDATOR = _defaultSigValidator;
         NODE = _node;
     }
 
     // ----------------------------------------------------------------------------------------
-    // channel lifecycle
-    // ----------------------------------------------------------------------------------------
-
-    /// @notice Open the channel `def` with its first co-signed state (intent DEPOSIT, WITHDRAW
-    /// or OPERATE), moving the state's net flows: a deposit is pulled from `def.user` (approve
-    /// the hub first) or paid as msg.value for the native token (address 0).
-    function createChannel(ChannelDefinition calldata def, State calldata initState) external payable nonReentrant {
-        if (def.challengeDuration < MIN_CHALLENGE_DURATION || def.challengeDuration > MAX_CHALLENGE_DURATION) {
-            revert IncorrectChallengeDuration();
-        }
-        if (def.user == address(0)) revert InvalidAddress();
-        if (def.node != NODE) revert IncorrectNode();
-        StateIntent intent = initState.intent;
-        if (intent != StateIntent.OPERATE && intent != StateIntent.DEPOSIT && intent != StateIntent.WITHDRAW) {
-            revert IncorrectStateIntent();
-        }
-        bytes32 channelId = _channelIdOf(def);
-        Channel storage ch = _channels[channelId];
-        // a closed channel stays closed: a new epoch opens a channel with a new nonce
-        if (ch.status != ChannelStatus.VOID) revert IncorrectChannelStatus();
-
-        ch.status = ChannelStatus.OPERATING;
-        ch.definition = def;
-        ch.token = initState.homeLedger.token;
-        _channelIds[def.user].push(channelId);
-        _openChannels[def.user].push(channelId);
-        _openIndex[channelId] = _openChannels[def.user].length;
-
-        int256 userDelta = _acceptState(channelId, ch, initState);
-        emit ChannelCreated(channelId, def.user, def, initState);
-        _settleUser(ch, userDelta);
-    }
-
-    /// @notice Apply a co-signed DEPOSIT state; the user's net-flow increase is pulled in.
-    function depositToChannel(bytes32 channelId, State calldata candidate) external payable nonReentrant {
-        Channel storage ch = _liveChannel(channelId, candidate, StateIntent.DEPOSIT);
-        int256 userDelta = _acceptState(channelId, ch, candidate);
-        emit ChannelDeposited(channelId, candidate);
-        _settleUser(ch, userDelta);
-    }
-
-    /// @notice Apply a co-signed WITHDRAW state; the user's net-flow decrease is paid out.
-    function withdrawFromChannel(bytes32 channelId, State calldata candidate) external nonReentrant {
-        Channel storage ch = _liveChannel(channelId, candidate, StateIntent.WITHDRAW);
-        int256 userDelta = _acceptState(channelId, ch, candidate);
-        emit ChannelWithdrawn(channelId, candidate);
-        _settleUser(ch, userDelta);
-    }
-
-    /// @notice Record a newer co-signed OPERATE state (off-chain transfers); settles the node's
-    /// net-flow change with its vault and resolves a pending challenge.
-    function checkpointChannel(bytes32 channelId, State calldata candidate) external nonReentrant {
-        Channel storage ch = _liveChannel(channelId, candidate, StateIntent.OPERATE);
-        int256 userDelta = _acceptState(channelId, ch, candidate);
-        emit ChannelCheckpointed(channelId, candidate);
-        _settleUser(ch, userDelta);
-    }
-
-    /// @notice Start a dispute with `candidate` (the last on-chain state or a newer co-signed
-    /// one), signed additionally by the challenger (`challengerIdx` 0 = user, 1 = node) over
-    /// signingData ‖ "challenge". Unless a newer state arrives within the channel's challenge
-    /// duration, `closeChannel` then closes the channel with this state.
-    function challengeChannel(bytes32 channelId, State calldata candidate, bytes calldata challengerSig, uint8 challengerIdx)
-        external
-        payable
-        nonReentrant
-    {
-        Channel storage ch = _channel(channelId);
-        // one dispute at a time: during a dispute the answer is a newer state, not a new dispute
-        if (ch.status != ChannelStatus.OPERATING) revert IncorrectChannelStatus();
-        StateIntent intent = candidate.intent;
-        if (intent != StateIntent.OPERATE && intent != StateIntent.DEPOSIT && intent != StateIntent.WITHDRAW) {
-            revert IncorrectStateIntent();
-        }
-        uint64 lastVersion = ch.lastState.version;
-        if (candidate.version < lastVersion) revert ChallengerVersionTooLow();
-
-        int256 userDelta;
-        if (candidate.version == lastVersion) {
-            // challenging with the state already on chain: it was verified when accepted, it
-            // only has to be that very state
-            if (keccak256(_signingData(candidate)) != keccak256(_signingData(ch.lastState))) {
-                revert IncorrectStateVersion();
-            }
-        } else {
-            userDelta = _acceptState(channelId, ch, candidate);
-        }
-
-        address challenger;
-        if (challengerIdx == USER_IDX) challenger = ch.definition.user;
-        else if (challengerIdx == NODE_IDX) challenger = ch.definition.node;
-        else revert IncorrectSignature();
-        _verifyChallenge(channelId, _signingData(candidate), challengerSig, challenger);
-
-        uint64 expiry = uint64(block.timestamp) + ch.definition.challengeDuration;
-        ch.status = ChannelStatus.DISPUTED;
-        ch.challengeExpiry = expiry;
-        emit ChannelChallenged(channelId, candidate, expiry);
-        _settleUser(ch, userDelta);
-    }
-
-    /// @notice Close the channel: cooperatively with a co-signed CLOSE (finalize) state, or, once
-    /// a challenge has expired, with the challenged state (`candidate` is then ignored). What is
-    /// still allocated is released: the user's part to the user, the node's to its vault.
-    function closeChannel(bytes32 channelId, State calldata candidate) external nonReentrant {
-        Channel storage ch = _channel(channelId);
-        int256 userDelta;
-        bool expired = ch.status == ChannelStatus.DISPUTED && block.timestamp >= ch.challengeExpiry;
-        if (!expired) {
-            ch = _liveChannel(channelId, candidate, StateIntent.CLOSE);
-            userDelta = _acceptState(channelId, ch, candidate);
-        }
-        Ledger storage home = ch.lastState.homeLedger;
-        uint256 userPayout = home.userAllocation;
-        uint256 nodeReturn = home.nodeAllocation;
-        if (userPayout + nodeReturn != ch.lockedFunds) revert LockedFundsConsistencyViolation();
-
-        ch.status = ChannelStatus.CLOSED;
-        ch.challengeExpiry = 0;
-        ch.lockedFunds = 0;
-        if (nodeReturn != 0) _creditNode(ch.token, nodeReturn);
-        _removeOpen(channelId, ch.definition.user);
-        emit ChannelClosed(channelId, ch.lastState);
-        _settleUser(ch, userDelta - userPayout.toInt256());
-    }
-
-    // ----------------------------------------------------------------------------------------
-    // node vault
-    // ----------------------------------------------------------------------------------------
-
-    /// @notice Fund the node's vault, from which the node's side of channels is paid (a user
-    /// receiving more off chain than they deposited). Anyone may fund it; only the node withdraws.
-    function depositToNode(address token, uint256 amount) external payable nonReentrant {
-        if (amount == 0) revert IncorrectAmount();
-        if (token == address(0)) {
-            if (msg.value != amount) revert IncorrectValue();
-        } else {
-            if (msg.value != 0) revert IncorrectValue();
-            IERC20(token).safeTransferFrom(msg.sender, address(this), amount);
-        }
-        _creditNode(token, amount);
-        emit Deposited(token, amount);
-    }
-
-    /// @notice The node takes `amount` of `token` out of its vault, to `to`.
-    function withdrawFromNode(address to, address token, uint256 amount) external nonReentrant {
-        if (msg.sender != NODE) revert IncorrectMsgSender();
-        if (to == address(0)) revert InvalidAddress();
-        if (amount == 0) revert IncorrectAmount();
-        uint256 balance = _nodeBalances[token];
-        if (balance < amount) revert InsufficientBalance();
-        _nodeBalances[token] = balance - amount;
-        emit NodeBalanceUpdated(token, balance - amount);
-        emit Withdrawn(token, amount);
-        _pay(to, token, amount);
-    }
-
-    // ----------------------------------------------------------------------------------------
     // views
     // ----------------------------------------------------------------------------------------
+
+    function getNodeBalance(address token) external view returns (uint256) {
+        return _nodeBalances[token];
+    }
+
+    /// @notice The validator registered under `validatorId` and when (0, 0 if none).
+    function getNodeValidator(uint8 validatorId)
+        external
+        view
+        returns (ISignatureValidator validator, uint64 registeredAt)
+    {
+        NodeValidator storage entry = _validatorRegistry[validatorId];
+        return (entry.validator, entry.registeredAt);
+    }
+
+    /// @notice The channels of `user` that are not closed (a closed channel is dropped; the
+    /// order is the set's: a removal moves the last id into the freed slot).
+    function getChannelIds(address user) external view returns (bytes32[] memory) {
+        return _userChannels[user].values();
+    }
+
+    /// @notice `getChannelIds` without closed or migrated-out channels.
+    function getOpenChannels(address user) external view returns (bytes32[] memory openChannels) {
+        bytes32[] memory ids = _userChannels[user].values();
+        uint256 count;
+        for (uint256 i = 0; i < ids.length; i++) {
+            ChannelStatus status = _channels[ids[i]].status;
+            if (status != ChannelStatus.CLOSED && status != ChannelStatus.MIGRATED_OUT) ids[count++] = ids[i];
+        }
+        openChannels = new bytes32[](count);
+        for (uint256 i = 0; i < count; i++) {
+            openChannels[i] = ids[i];
+        }
+    }
 
     function getChannelData(bytes32 channelId)
         external
@@ -294,194 +183,391 @@ contract ChannelHub is ReentrancyGuard {
             uint256 lockedFunds
         )
     {
-        Channel storage ch = _channels[channelId];
-        return (ch.status, ch.definition, ch.lastState, ch.challengeExpiry, ch.lockedFunds);
+        ChannelMeta storage meta = _channels[channelId];
+        return (meta.status, meta.definition, meta.lastState, meta.challengeExpireAt, meta.lockedFunds);
     }
 
-    /// @notice Every channel `user` ever opened on this hub, oldest first.
-    function getChannelIds(address user) external view returns (bytes32[] memory) {
-        return _channelIds[user];
-    }
-
-    /// @notice The channels of `user` that are not closed (operating or disputed).
-    function getOpenChannels(address user) external view returns (bytes32[] memory openChannels) {
-        return _openChannels[user];
-    }
-
-    function getNodeBalance(address token) external view returns (uint256) {
-        return _nodeBalances[token];
+    /// @notice What `account` can take with `claimFunds` (payouts to it that failed).
+    function getReclaimBalance(address account, address token) external view returns (uint256) {
+        return _reclaims[account][token];
     }
 
     // ----------------------------------------------------------------------------------------
-    // internals: channel checks
+    // node vault and reclaims
+    // ----------------------------------------------------------------------------------------
+
+    /// @notice Fund the node's vault, from which the node's side of channels is paid. Anyone
+    /// may fund it (ERC-20: approve first; native: exactly `amount` as value).
+    function depositToNode(address token, uint256 amount) external payable nonReentrant {
+        if (amount == 0) revert IncorrectAmount();
+        _pullFunds(msg.sender, token, amount);
+        uint256 balance = _nodeBalances[token] + amount;
+        _nodeBalances[token] = balance;
+        emit Deposited(token, amount);
+        emit NodeBalanceUpdated(token, balance);
+    }
+
+    /// @notice The node takes `amount` of `token` out of its vault, to `to`.
+    function withdrawFromNode(address to, address token, uint256 amount) external nonReentrant {
+        if (to == address(0)) revert InvalidAddress();
+        if (amount == 0) revert IncorrectAmount();
+        if (msg.sender != NODE) revert IncorrectMsgSender();
+        uint256 balance = _nodeBalances[token];
+        if (balance < amount) revert InsufficientBalance();
+        balance -= amount;
+        _nodeBalances[token] = balance;
+        _pushFunds(to, token, amount);
+        emit Withdrawn(token, amount);
+        emit NodeBalanceUpdated(token, balance);
+    }
+
+    /// @notice Take the caller's reclaim balance of `token` to `destination` (which may differ
+    /// from the caller, e.g. when the caller itself cannot receive the token).
+    function claimFunds(address token, address destination) external nonReentrant {
+        if (destination == address(0)) revert InvalidAddress();
+        uint256 amount = _reclaims[msg.sender][token];
+        if (amount == 0) revert IncorrectAmount();
+        _reclaims[msg.sender][token] = 0;
+        // the claimant chose the destination and pays the gas: no cap, no second reclaim
+        _pushFunds(destination, token, amount);
+        emit FundsClaimed(msg.sender, token, destination, amount);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // validator registry
+    // ----------------------------------------------------------------------------------------
+
+    /// @notice Register `validator` under `validatorId` (1-255) for this hub's channels,
+    /// authorised by the NODE's signature over `abi.encode(chainid, hub, validatorId,
+    /// validator)` (EIP-191 or raw digest), so anyone can relay it. Usable after
+    /// `VALIDATOR_ACTIVATION_DELAY`, in channels whose bitmap approves the id; never replaced.
+    function registerNodeValidator(uint8 validatorId, ISignatureValidator validator, bytes calldata signature)
+        external
+    {
+        if (validatorId == DEFAULT_SIG_VALIDATOR_ID) revert InvalidValidatorId();
+        if (address(validator) == address(0)) revert InvalidAddress();
+        if (address(_validatorRegistry[validatorId].validator) != address(0)) {
+            revert ValidatorAlreadyRegistered(validatorId);
+        }
+        bytes memory message = abi.encode(block.chainid, address(this), validatorId, address(validator));
+        if (!_signedBy(message, signature, NODE)) revert IncorrectSignature();
+        _validatorRegistry[validatorId] = NodeValidator(validator, uint64(block.timestamp));
+        emit ValidatorRegistered(validatorId, validator);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // channel lifecycle
+    // ----------------------------------------------------------------------------------------
+
+    /// @notice Open `def` with its first co-signed state (intent DEPOSIT, WITHDRAW or OPERATE).
+    /// Emits the intent's event, then `ChannelCreated`.
+    function createChannel(ChannelDefinition calldata def, State calldata initState) external payable nonReentrant {
+        StateIntent intent = initState.intent;
+        if (intent != StateIntent.DEPOSIT && intent != StateIntent.WITHDRAW && intent != StateIntent.OPERATE) {
+            revert IncorrectStateIntent();
+        }
+        if (intent != StateIntent.DEPOSIT && msg.value != 0) revert IncorrectValue();
+        bytes32 channelId = _channelIdOf(def);
+        // a channel id is used once: a closed channel is not reopened, a new nonce is
+        if (_channels[channelId].status != ChannelStatus.VOID) revert IncorrectChannelStatus();
+        _requireValidDefinition(def);
+        _validateSignatures(channelId, initState, def.user, def.approvedSignatureValidators);
+
+        ChannelEngine.TransitionEffects memory effects =
+            ChannelEngine.validateTransition(_context(channelId, initState), initState);
+        _channels[channelId].definition = def;
+        _applyEffects(channelId, def.user, initState, effects);
+        _userChannels[def.user].add(channelId);
+
+        _emitStateEvent(channelId, initState);
+        emit ChannelCreated(channelId, def.user, def, initState);
+    }
+
+    /// @notice Apply a co-signed DEPOSIT state: the user's net-flow increase is pulled in.
+    function depositToChannel(bytes32 channelId, State calldata candidate) external payable nonReentrant {
+        _advance(channelId, candidate, StateIntent.DEPOSIT);
+        emit ChannelDeposited(channelId, candidate);
+    }
+
+    /// @notice Apply a co-signed WITHDRAW state: the user's net-flow decrease is paid out.
+    function withdrawFromChannel(bytes32 channelId, State calldata candidate) external nonReentrant {
+        _advance(channelId, candidate, StateIntent.WITHDRAW);
+        emit ChannelWithdrawn(channelId, candidate);
+    }
+
+    /// @notice Record a newer co-signed OPERATE state; the node's net-flow change is settled
+    /// with its vault, and a pending dispute is resolved.
+    function checkpointChannel(bytes32 channelId, State calldata candidate) external nonReentrant {
+        _advance(channelId, candidate, StateIntent.OPERATE);
+        emit ChannelCheckpointed(channelId, candidate);
+    }
+
+    /// @notice Dispute with `candidate` (the last on-chain state, or a newer co-signed one that
+    /// is applied first), signed by the challenger over signingData ‖ "challenge". Unless a
+    /// newer state arrives by the expiry (inclusive), `closeChannel` then closes with it.
+    function challengeChannel(
+        bytes32 channelId,
+        State calldata candidate,
+        bytes calldata challengerSig,
+        ParticipantIndex challengerIdx
+    ) external payable nonReentrant {
+        ChannelMeta storage meta = _channels[channelId];
+        ChannelStatus status = meta.status;
+        // one dispute at a time: during a dispute the answer is a newer state
+        if (status != ChannelStatus.OPERATING && status != ChannelStatus.MIGRATING_IN) {
+            revert IncorrectChannelStatus();
+        }
+        uint64 lastVersion = meta.lastState.version;
+        if (candidate.version < lastVersion) revert ChallengerVersionTooLow();
+        address user = meta.definition.user;
+        uint256 approved = meta.definition.approvedSignatureValidators;
+
+        if (candidate.version > lastVersion) {
+            // a final state closes instead (`closeChannel`)
+            if (candidate.intent == StateIntent.CLOSE) revert IncorrectStateIntent();
+            if (status == ChannelStatus.OPERATING && candidate.intent == StateIntent.FINALIZE_MIGRATION) {
+                revert IncorrectStateIntent();
+            }
+            if (candidate.intent == StateIntent.INITIATE_ESCROW_DEPOSIT && msg.sender != NODE) {
+                revert IncorrectMsgSender();
+            }
+            _validateSignatures(channelId, candidate, user, approved);
+            ChannelEngine.TransitionEffects memory effects =
+                ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+            // the funds move, the status does not: the channel becomes disputed below
+            _applyTransitionEffects(channelId, user, candidate, effects);
+        } else if (msg.value != 0) {
+            // the same version was applied already; nothing is pulled
+            revert IncorrectValue();
+        }
+
+        (ISignatureValidator validator, bytes calldata sigBody) = _extractValidator(challengerSig, approved);
+        address challenger = challengerIdx == ParticipantIndex.USER ? user : NODE;
+        if (
+            validator.validateChallengeSignature(channelId, _signingData(candidate), sigBody, challenger)
+                == VALIDATION_FAILURE
+        ) revert IncorrectSignature();
+
+        uint64 expiry = uint64(block.timestamp) + meta.definition.challengeDuration;
+        meta.status = ChannelStatus.DISPUTED;
+        meta.challengeExpireAt = expiry;
+        emit ChannelChallenged(channelId, candidate, expiry);
+    }
+
+    /// @notice Close the channel: once a dispute has expired (expiry < now) with the disputed
+    /// state, paying its allocations to the user and to the NODE's address (`candidate` is then
+    /// ignored); otherwise with a co-signed CLOSE state, which allocates nothing and pays out
+    /// through its net flows (the node's part back into its vault).
+    function closeChannel(bytes32 channelId, State calldata candidate) external nonReentrant {
+        ChannelMeta storage meta = _channels[channelId];
+        address user = meta.definition.user;
+
+        if (meta.status == ChannelStatus.DISPUTED && meta.challengeExpireAt < block.timestamp) {
+            meta.status = ChannelStatus.CLOSED;
+            meta.lockedFunds = 0;
+            meta.challengeExpireAt = 0;
+            Ledger storage home = meta.lastState.homeLedger;
+            address token = home.token;
+            _nonRevertingPushFunds(user, token, home.userAllocation);
+            _nonRevertingPushFunds(NODE, token, home.nodeAllocation);
+            _userChannels[user].remove(channelId);
+            emit ChannelClosed(channelId, meta.lastState);
+            return;
+        }
+
+        if (candidate.intent != StateIntent.CLOSE) revert IncorrectStateIntent();
+        _validateSignatures(channelId, candidate, user, meta.definition.approvedSignatureValidators);
+        ChannelEngine.TransitionEffects memory effects =
+            ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+        _applyEffects(channelId, user, candidate, effects);
+        _userChannels[user].remove(channelId);
+        emit ChannelClosed(channelId, candidate);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // internals: transitions
+    // ----------------------------------------------------------------------------------------
+
+    /// @dev deposit / withdraw / checkpoint: the intent, both signatures (an unknown channel has
+    /// the zero user, which the validator refuses), then the engine.
+    function _advance(bytes32 channelId, State calldata candidate, StateIntent intent) private {
+        if (candidate.intent != intent) revert IncorrectStateIntent();
+        ChannelDefinition storage def = _channels[channelId].definition;
+        address user = def.user;
+        _validateSignatures(channelId, candidate, user, def.approvedSignatureValidators);
+        ChannelEngine.TransitionEffects memory effects =
+            ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+        _applyEffects(channelId, user, candidate, effects);
+    }
+
+    function _emitStateEvent(bytes32 channelId, State calldata state) private {
+        if (state.intent == StateIntent.DEPOSIT) emit ChannelDeposited(channelId, state);
+        else if (state.intent == StateIntent.WITHDRAW) emit ChannelWithdrawn(channelId, state);
+        else emit ChannelCheckpointed(channelId, state);
+    }
+
+    function _context(bytes32 channelId, State calldata candidate)
+        private
+        view
+        returns (ChannelEngine.TransitionContext memory ctx)
+    {
+        ChannelMeta storage meta = _channels[channelId];
+        Ledger storage home = meta.lastState.homeLedger;
+        ctx.status = meta.status;
+        ctx.hasPrevious = home.chainId != 0 || meta.lastState.nonHomeLedger.chainId != 0;
+        ctx.prevVersion = meta.lastState.version;
+        ctx.prevToken = home.token;
+        ctx.prevUserNetFlow = home.userNetFlow;
+        ctx.prevNodeNetFlow = home.nodeNetFlow;
+        ctx.lockedFunds = meta.lockedFunds;
+        ctx.nodeAvailableFunds = _nodeBalances[candidate.homeLedger.token];
+        ctx.challengeExpiry = meta.challengeExpireAt;
+    }
+
+    /// @dev Store the state, move the funds, then take the engine's status and expiry.
+    function _applyEffects(
+        bytes32 channelId,
+        address user,
+        State calldata candidate,
+        ChannelEngine.TransitionEffects memory effects
+    ) private {
+        _applyTransitionEffects(channelId, user, candidate, effects);
+        ChannelMeta storage meta = _channels[channelId];
+        meta.status = effects.newStatus;
+        meta.challengeExpireAt = effects.newChallengeExpiry;
+        if (effects.closeChannel) meta.lockedFunds = 0;
+    }
+
+    /// @dev Additions to the locked funds first (pull from the user, take from the vault), then
+    /// releases (push to the user without reverting, return to the vault). msg.value is taken
+    /// only as a native deposit's exact amount.
+    function _applyTransitionEffects(
+        bytes32 channelId,
+        address user,
+        State calldata candidate,
+        ChannelEngine.TransitionEffects memory effects
+    ) private {
+        ChannelMeta storage meta = _channels[channelId];
+        address token = candidate.homeLedger.token;
+        meta.lastState = candidate;
+
+        if (effects.userFundsDelta > 0) {
+            uint256 amount = effects.userFundsDelta.toUint256();
+            _pullFunds(user, token, amount);
+            meta.lockedFunds += amount;
+        } else if (msg.value != 0) {
+            revert IncorrectValue();
+        }
+        if (effects.nodeFundsDelta > 0) {
+            uint256 amount = effects.nodeFundsDelta.toUint256();
+            uint256 balance = _nodeBalances[token] - amount;
+            _nodeBalances[token] = balance;
+            meta.lockedFunds += amount;
+            emit NodeBalanceUpdated(token, balance);
+        }
+        if (effects.userFundsDelta < 0) {
+            uint256 amount = (-effects.userFundsDelta).toUint256();
+            _nonRevertingPushFunds(user, token, amount);
+            meta.lockedFunds -= amount;
+        }
+        if (effects.nodeFundsDelta < 0) {
+            uint256 amount = (-effects.nodeFundsDelta).toUint256();
+            uint256 balance = _nodeBalances[token] + amount;
+            _nodeBalances[token] = balance;
+            meta.lockedFunds -= amount;
+            emit NodeBalanceUpdated(token, balance);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // internals: definitions and signatures
     // ----------------------------------------------------------------------------------------
 
     /// @dev The id of `def`: keccak256(abi.encode(def)) with byte 0 replaced by VERSION (§7.4).
-    /// Not a public view: the reference hub has none, and clients compute ids off chain.
     function _channelIdOf(ChannelDefinition calldata def) private pure returns (bytes32) {
         bytes32 base = keccak256(abi.encode(def));
         return (base & ~bytes32(uint256(0xff) << 248)) | bytes32(uint256(VERSION) << 248);
     }
 
-    /// @dev An existing channel; ids without our version byte are refused before any lookup.
-    function _channel(bytes32 channelId) private view returns (Channel storage ch) {
-        if (uint8(channelId[0]) != VERSION) revert IncorrectChannelId();
-        ch = _channels[channelId];
-        if (ch.status == ChannelStatus.VOID) revert IncorrectChannelStatus();
-    }
-
-    /// @dev A channel that can take a new state with `intent`: operating, or disputed with the
-    /// dispute still running (a newer state is the answer to a challenge and ends it).
-    function _liveChannel(bytes32 channelId, State calldata candidate, StateIntent intent)
-        private
-        returns (Channel storage ch)
-    {
-        ch = _channel(channelId);
-        if (candidate.intent != intent) revert IncorrectStateIntent();
-        if (ch.status == ChannelStatus.DISPUTED) {
-            if (block.timestamp >= ch.challengeExpiry) revert ChallengeExpired();
-            ch.status = ChannelStatus.OPERATING;
-            ch.challengeExpiry = 0;
-        } else if (ch.status != ChannelStatus.OPERATING) {
-            revert IncorrectChannelStatus();
-        }
-    }
-
-    /// @dev Validate `candidate` as the successor of the channel's last state, store it and
-    /// settle the node's side with its vault. Returns the user's net-flow change, which the
-    /// caller settles with the user's wallet after every state change (checks-effects-
-    /// interactions).
-    function _acceptState(bytes32 channelId, Channel storage ch, State calldata candidate)
-        private
-        returns (int256 userDelta)
-    {
-        if (candidate.version <= ch.lastState.version) revert IncorrectStateVersion();
-        _validateLedger(ch.token, candidate.homeLedger);
-        _requireEmptyLedger(candidate.nonHomeLedger);
-
-        bytes memory signingData = _signingData(candidate);
-        _verify(channelId, signingData, candidate.userSig, ch.definition.user);
-        _verify(channelId, signingData, candidate.nodeSig, ch.definition.node);
-
-        Ledger storage previous = ch.lastState.homeLedger;
-        userDelta = candidate.homeLedger.userNetFlow - previous.userNetFlow;
-        int256 nodeDelta = candidate.homeLedger.nodeNetFlow - previous.nodeNetFlow;
-
-        if (nodeDelta > 0) _debitNode(ch.token, nodeDelta.toUint256());
-        else if (nodeDelta < 0) _creditNode(ch.token, (-nodeDelta).toUint256());
-
-        int256 locked = ch.lockedFunds.toInt256() + userDelta + nodeDelta;
-        uint256 allocated = candidate.homeLedger.userAllocation + candidate.homeLedger.nodeAllocation;
-        if (locked < 0 || locked.toUint256() != allocated) revert LockedFundsConsistencyViolation();
-        ch.lockedFunds = allocated;
-        ch.lastState = candidate;
-    }
-
-    /// @dev The home ledger must be on this chain, in the channel's token with that token's
-    /// decimals, and balanced: allocations == net flows (so no state can create or destroy funds).
-    function _validateLedger(address token, Ledger calldata ledger) private view {
-        if (ledger.chainId != block.chainid) revert IncorrectHomeChainId();
-        if (ledger.token != token) revert TokenMismatch();
-        if (ledger.decimals != _tokenDecimals(token)) revert DecimalsMismatch();
-        int256 allocations = ledger.userAllocation.toInt256() + ledger.nodeAllocation.toInt256();
-        if (allocations != ledger.userNetFlow + ledger.nodeNetFlow) revert IncorrectAllocationSum();
-    }
-
-    /// @dev Escrow (the non-home ledger) is not implemented, so a state carrying one is refused
-    /// rather than half-applied.
-    function _requireEmptyLedger(Ledger calldata ledger) private pure {
-        if (
-            ledger.chainId != 0 || ledger.token != address(0) || ledger.decimals != 0 || ledger.userAllocation != 0
-                || ledger.userNetFlow != 0 || ledger.nodeAllocation != 0 || ledger.nodeNetFlow != 0
-        ) revert NonHomeStateMustBeEmpty();
-    }
-
-    function _tokenDecimals(address token) private view returns (uint8) {
-        if (token == address(0)) return NATIVE_DECIMALS;
-        try IERC20Metadata(token).decimals() returns (uint8 decimals) {
-            return decimals;
-        } catch {
-            revert FailedToFetchDecimals();
+    function _requireValidDefinition(ChannelDefinition calldata def) private view {
+        address user = def.user;
+        if (user == address(0)) revert InvalidAddress();
+        if (def.node != NODE) revert IncorrectNode();
+        if (user == NODE) revert AddressCollision(user);
+        if (def.challengeDuration < MIN_CHALLENGE_DURATION || def.challengeDuration > MAX_CHALLENGE_DURATION) {
+            revert IncorrectChallengeDuration();
         }
     }
 
     /// @dev The bytes both participants sign, wrapped with the channel id by the validator:
     /// abi.encode(version, intent, metadata, homeLedger, nonHomeLedger) (§7.1).
-    function _signingData(State memory state) private pure returns (bytes memory) {
+    function _signingData(State calldata state) private pure returns (bytes memory) {
         return abi.encode(state.version, state.intent, state.metadata, state.homeLedger, state.nonHomeLedger);
     }
 
-    // ----------------------------------------------------------------------------------------
-    // internals: signatures
-    // ----------------------------------------------------------------------------------------
+    /// @dev The user's signature, then the NODE's, each through the validator its first byte names.
+    function _validateSignatures(bytes32 channelId, State calldata state, address user, uint256 approved)
+        private
+        view
+    {
+        bytes memory signingData = _signingData(state);
+        (ISignatureValidator userValidator, bytes calldata userBody) = _extractValidator(state.userSig, approved);
+        if (userValidator.validateSignature(channelId, signingData, userBody, user) == VALIDATION_FAILURE) {
+            revert IncorrectSignature();
+        }
+        (ISignatureValidator nodeValidator, bytes calldata nodeBody) = _extractValidator(state.nodeSig, approved);
+        if (nodeValidator.validateSignature(channelId, signingData, nodeBody, NODE) == VALIDATION_FAILURE) {
+            revert IncorrectSignature();
+        }
+    }
 
-    /// @dev Byte 0 selects the validator. Only id 0 (ECDSA) is supported: session-key and other
-    /// validators need the node's validator registry, which this hub does not implement.
-    function _validator(bytes calldata signature) private view returns (ISignatureValidator) {
+    /// @dev Byte 0 selects the validator: 0 is the built-in one; any other id must be approved
+    /// in the channel's bitmap, registered by the node and past its activation delay.
+    function _extractValidator(bytes calldata signature, uint256 approved)
+        private
+        view
+        returns (ISignatureValidator validator, bytes calldata body)
+    {
         if (signature.length == 0) revert EmptySignature();
-        if (uint8(signature[0]) != DEFAULT_VALIDATOR_ID) revert InvalidValidatorId();
-        return DEFAULT_SIG_VALIDATOR;
+        uint8 validatorId = uint8(signature[0]);
+        if (validatorId == DEFAULT_SIG_VALIDATOR_ID) {
+            validator = DEFAULT_SIG_VALIDATOR;
+        } else {
+            if ((approved >> validatorId) & 1 != 1) revert ValidatorNotApproved();
+            NodeValidator storage entry = _validatorRegistry[validatorId];
+            if (address(entry.validator) == address(0)) revert ValidatorNotRegistered(validatorId);
+            uint64 activatesAt = entry.registeredAt + VALIDATOR_ACTIVATION_DELAY;
+            if (block.timestamp < activatesAt) revert ValidatorNotActive(validatorId, activatesAt);
+            validator = entry.validator;
+        }
+        body = signature[1:];
     }
 
-    function _verify(bytes32 channelId, bytes memory signingData, bytes calldata signature, address signer)
-        private
-        view
-    {
-        ISignatureValidator validator = _validator(signature);
-        if (validator.validateSignature(channelId, signingData, signature[1:], signer) != VALIDATION_SUCCESS) {
-            revert IncorrectSignature();
-        }
-    }
-
-    function _verifyChallenge(bytes32 channelId, bytes memory signingData, bytes calldata signature, address signer)
-        private
-        view
-    {
-        ISignatureValidator validator = _validator(signature);
-        if (validator.validateChallengeSignature(channelId, signingData, signature[1:], signer) != VALIDATION_SUCCESS)
-        {
-            revert IncorrectSignature();
-        }
+    /// @dev EIP-191 first, then the raw digest; a malformed signature reverts with
+    /// OpenZeppelin's ECDSA error.
+    function _signedBy(bytes memory message, bytes calldata signature, address signer) private pure returns (bool) {
+        if (ECDSA.recover(MessageHashUtils.toEthSignedMessageHash(message), signature) == signer) return true;
+        return ECDSA.recover(keccak256(message), signature) == signer;
     }
 
     // ----------------------------------------------------------------------------------------
     // internals: funds
     // ----------------------------------------------------------------------------------------
 
-    function _creditNode(address token, uint256 amount) private {
-        uint256 balance = _nodeBalances[token] + amount;
-        _nodeBalances[token] = balance;
-        emit NodeBalanceUpdated(token, balance);
-    }
-
-    function _debitNode(address token, uint256 amount) private {
-        uint256 balance = _nodeBalances[token];
-        if (balance < amount) revert InsufficientNodeBalance();
-        _nodeBalances[token] = balance - amount;
-        emit NodeBalanceUpdated(token, balance - amount);
-    }
-
-    /// @dev Settle the user's side: pull `delta` from the user when positive (ERC-20 allowance,
-    /// or exactly msg.value for the native token), pay it out when negative. msg.value is only
-    /// ever accepted for a native pull, so ether cannot get stuck in the hub unaccounted.
-    function _settleUser(Channel storage ch, int256 delta) private {
-        address token = ch.token;
-        address user = ch.definition.user;
-        if (delta > 0) {
-            uint256 amount = delta.toUint256();
-            if (token == address(0)) {
-                if (msg.value != amount) revert IncorrectValue();
-            } else {
-                if (msg.value != 0) revert IncorrectValue();
-                IERC20(token).safeTransferFrom(user, address(this), amount);
-            }
+    /// @dev Native: exactly `amount` as msg.value; ERC-20: no value, `transferFrom`.
+    function _pullFunds(address from, address token, uint256 amount) private {
+        if (amount == 0) return;
+        if (token == address(0)) {
+            if (msg.value != amount) revert IncorrectValue();
         } else {
             if (msg.value != 0) revert IncorrectValue();
-            if (delta < 0) _pay(user, token, (-delta).toUint256());
+            IERC20(token).safeTransferFrom(from, address(this), amount);
         }
     }
 
-    function _pay(address to, address token, uint256 amount) private {
+    /// @dev A payout whose failure must revert (the caller chose the recipient).
+    function _pushFunds(address to, address token, uint256 amount) private {
+        if (amount == 0) return;
         if (token == address(0)) {
             (bool ok,) = to.call{value: amount}("");
             if (!ok) revert NativeTransferFailed(to, amount);
@@ -490,14 +576,37 @@ contract ChannelHub is ReentrancyGuard {
         }
     }
 
-    function _removeOpen(bytes32 channelId, address user) private {
-        uint256 position = _openIndex[channelId];
-        if (position == 0) return;
-        bytes32[] storage open = _openChannels[user];
-        bytes32 moved = open[open.length - 1];
-        open[position - 1] = moved;
-        _openIndex[moved] = position;
-        open.pop();
-        delete _openIndex[channelId];
+    /// @dev A channel payout: gas-capped and never reverting, so a recipient that cannot (or
+    /// will not) receive cannot block the channel; what fails is kept for `claimFunds`.
+    function _nonRevertingPushFunds(address to, address token, uint256 amount) private {
+        if (amount == 0) return;
+        bool ok;
+        if (token == address(0)) {
+            (ok,) = to.call{value: amount, gas: TRANSFER_GAS_LIMIT}("");
+        } else {
+            ok = _tryTransfer(token, to, amount);
+        }
+        if (!ok) {
+            _reclaims[to][token] += amount;
+            emit TransferFailed(to, token, amount);
+        }
+    }
+
+    /// @dev ERC-20 `transfer` with capped gas and without copying the return data (a token
+    /// returning megabytes cannot exhaust the caller): success is a call that did not revert
+    /// and returned nothing from a contract, or a non-zero first word.
+    function _tryTransfer(address token, address to, uint256 amount) private returns (bool) {
+        bytes memory data = abi.encodeCall(IERC20.transfer, (to, amount));
+        bool success;
+        uint256 returned;
+        uint256 firstWord;
+        assembly ("memory-safe") {
+            success := call(TRANSFER_GAS_LIMIT, token, 0, add(data, 0x20), mload(data), 0x00, 0x20)
+            returned := returndatasize()
+            firstWord := mload(0x00)
+        }
+        if (!success) return false;
+        if (returned == 0) return token.code.length > 0;
+        return returned >= 32 && firstWord != 0;
     }
 }

@@ -8,7 +8,7 @@ pragma solidity ^0.8.28;
 
 /// @notice What the hub does with a state. The order is the protocol's intent numbering
 /// (signed as uint8); the escrow and migration intents exist only so the numbering matches:
-/// this hub refuses them.
+/// this hub implements home channels and refuses them (after the checks every intent gets).
 enum StateIntent {
     OPERATE,
     CLOSE,
@@ -22,14 +22,29 @@ enum StateIntent {
     FINALIZE_MIGRATION
 }
 
-/// @notice Lifecycle of a home channel, numbered like the node's `channel.status`
-/// (void, open, challenged, closed).
+/// @notice Lifecycle of a channel, numbered as in Nitrolite v1.4.1 `interfaces/Types.sol`.
+/// The first four are the node's `channel.status` (void, open, challenged, closed). The
+/// migration statuses exist so the numbering (and any reader decoding `getChannelData`)
+/// matches the reference hub; this hub never enters them.
 enum ChannelStatus {
     VOID,
     OPERATING,
     DISPUTED,
-    CLOSED
+    CLOSED,
+    MIGRATING_IN,
+    MIGRATED_OUT
 }
+
+/// @notice Who signed a challenge (`challengeChannel`'s last argument). An enum, as in the
+/// reference, so an index other than 0 or 1 is refused by the ABI decoder itself.
+enum ParticipantIndex {
+    USER,
+    NODE
+}
+
+// Validator id 0: the hub's built-in ECDSA validator, always allowed; ids 1-255 are
+// registered by the node (`registerNodeValidator`) and must be approved in the channel's bitmap.
+uint8 constant DEFAULT_SIG_VALIDATOR_ID = 0;
 
 /// @notice The immutable part of a channel; its hash (with byte 0 = hub VERSION) is the id.
 struct ChannelDefinition {
