@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, Self
 
@@ -54,6 +54,7 @@ from ..nitrolite_v1.state import pack_challenge_state
 from ..nitrolite_v1.transitions import transition_to_intent
 from .app_sessions import AppSessionsMixin
 from .hub import ChannelHubClient, HubTx, contract_definition
+from .nonces import free_channel_nonce
 from .rpc_client import V1RpcClient
 from .store import StoredTransfer, V1Store
 
@@ -92,6 +93,12 @@ class ChannelProviderV1(AppSessionsMixin):
     operation) connects to ``network.node_url``, checks that the node serves
     ``network.chain_id`` with ``network.contracts.channel_hub``, picks the asset
     (``network.asset_symbol``) and recovers unfinished work. ``async with`` closes it.
+
+    An on-chain step (open with a deposit, deposit, withdraw, close) returns once the node
+    counts it: after the chain is the node's ``confirmation_delay_secs`` past the step's
+    block (36 s on Sepolia), so the next transfer is not refused as "still ongoing".
+    ``wait_for_confirmation=False`` returns as soon as the transaction is mined (the node
+    then refuses states on top of it until the delay has passed).
     """
 
     def __init__(
@@ -101,6 +108,7 @@ class ChannelProviderV1(AppSessionsMixin):
         *,
         store: V1Store | None = None,
         client: V1RpcClient | None = None,
+        wait_for_confirmation: bool = True,
         **options: Any,
     ) -> None:
         if options:
@@ -134,9 +142,14 @@ class ChannelProviderV1(AppSessionsMixin):
         self._op_lock = asyncio.Lock()
         self._listeners: dict[str, list[Callable[..., Any]]] = {e: [] for e in EVENTS}
         self._node_address: str | None = None
+        #: the node's ``confirmation_delay_secs`` for this chain (``get_config``)
+        self._confirmation_delay = 0
+        self._wait_for_confirmation = bool(wait_for_confirmation)
         self._asset = network.asset_symbol
         self._decimals = network.asset_decimals
         self._token: str | None = network.token
+        #: the state the wallet signed last (the client adds the node's signature to it)
+        self._last_signed: Mapping[str, Any] | None = None
 
     # --- identity -----------------------------------------------------------------------
 
@@ -252,6 +265,7 @@ class ChannelProviderV1(AppSessionsMixin):
                         f"the node at {self.network.node_url} uses ChannelHub {served} on chain "
                         f"{self.network.chain_id}, the network profile says {hub}"
                     )
+                self._confirmation_delay = int(chain.get("confirmationDelaySecs") or 0)
                 break
         else:
             raise ConfigurationError(
@@ -299,6 +313,7 @@ class ChannelProviderV1(AppSessionsMixin):
     def _on_signed(self, state: Mapping[str, Any], definition: Mapping[str, Any] | None) -> None:
         """Runs between the wallet's signature and the request to the node (see
         :attr:`~settlement_widgets.nitrolite_v1.client_calls.V1ClientCore.on_signed`)."""
+        self._last_signed = state
         with self.store.transaction():
             self.store.put_state(state)
             if definition is not None:
@@ -310,6 +325,20 @@ class ChannelProviderV1(AppSessionsMixin):
                     chain_id=int(state["home_ledger"]["blockchain_id"]),
                     status="opening",
                 )
+
+    @contextlib.asynccontextmanager
+    async def _node_may_refuse(self) -> AsyncIterator[None]:
+        """Around a call that signs a state and sends it: if the node answers with a refusal
+        (:class:`RelayError`, not a lost connection), the state written before sending is
+        dropped from the store (:meth:`.store.V1Store.forget_refused`)."""
+        self._last_signed = None
+        try:
+            yield
+        except RelayError:
+            refused = self._last_signed
+            if refused is not None and not refused.get("node_sig"):
+                self.store.forget_refused(refused)
+            raise
 
     # --- channels -----------------------------------------------------------------------
 
@@ -330,9 +359,13 @@ class ChannelProviderV1(AppSessionsMixin):
         async with self._op_lock:
             if initial_amount:
                 await self._ensure_allowance(initial_amount)
-            state = await self._client.open_home_channel(
-                self.network.chain_id, self._asset, amount, nonce=await self._channel_nonce()
-            )
+            else:
+                await self._check_empty_open()
+            nonce = await self._channel_nonce()
+            async with self._node_may_refuse():
+                state = await self._client.open_home_channel(
+                    self.network.chain_id, self._asset, amount, nonce=nonce
+                )
             channel_id = str(state["home_channel_id"])
             with self.store.transaction():
                 self.store.put_state(state)
@@ -342,14 +375,38 @@ class ChannelProviderV1(AppSessionsMixin):
         self._emit("channel_created", channel)
         return channel
 
-    async def _channel_nonce(self) -> int | None:
-        """The new channel's nonce: the SDK's clock-based one (None), except on a
-        deterministic sandbox, where it is one more than the channels this wallet has on the
-        hub, so a notebook run again opens the same channel ids (still unique per wallet,
-        node and hub, whatever store the wallet used before)."""
-        if not self.network.extra.get("deterministic"):
-            return None
-        return len(await self.hub.get_channel_ids(self.address)) + 1
+    async def _check_empty_open(self) -> None:
+        """An empty channel (initial amount 0) opens with an acknowledgement, which v1 allows
+        only over a state the wallet has not signed: a transfer or release received off
+        chain, which the new channel then carries. After a closed channel with nothing
+        received since, the wallet's latest state is its signed finalize and no v1 state can
+        open an empty channel on top of it (the node and the SDK both refuse an
+        acknowledgement of a signed state), so say what works before signing anything."""
+        latest = await self._client.get_latest_state(self.address, self._asset, False)
+        if latest is None or not latest.get("user_sig"):
+            return
+        if latest.get("home_channel_id") and int(latest["transition"]["type"]) != _FINALIZE:
+            return  # a channel is open: the client says so
+        raise InvalidAmountError(
+            f"cannot open an empty {self._asset} channel: on Nitrolite v1 a channel opened "
+            "with 0 carries funds received off chain, and none were received since the last "
+            "channel closed; open it with a deposit (initial_amount > 0) or receive a "
+            "transfer first (the faucet pays by one)"
+        )
+
+    async def _channel_nonce(self) -> int:
+        """The new channel's nonce (:func:`~.nonces.free_channel_nonce`): the SDK's rule,
+        or on a deterministic sandbox one derived from the hub's history; never one whose
+        channel id the chain, the node or this store knows."""
+        return await free_channel_nonce(
+            self.hub,
+            self._client,
+            node=self.node_address,
+            user=self.address,
+            asset=self._asset,
+            deterministic=bool(self.network.extra.get("deterministic")),
+            taken={str(c["channel_id"]).lower() for c in self.store.channels()},
+        )
 
     def _check_asset(self, asset: str) -> None:
         if not isinstance(asset, str):
@@ -432,12 +489,26 @@ class ChannelProviderV1(AppSessionsMixin):
             self.store.put_onchain(channel_id, step, state, status="done", tx_hash=tx.tx_hash)
             self.store.put_tx(tx.tx_hash, step=step, channel_id=channel_id, status="mined")
             self.store.set_channel_status(channel_id, status)
+        await self._until_node_confirms(tx)
         channel = self.get_channel(channel_id)
         event = {"final": "channel_closed", "dispute": "channel_challenged"}.get(
             status, "channel_updated"
         )
         self._emit(event, channel)
         return tx
+
+    async def _until_node_confirms(self, tx: HubTx) -> None:
+        """Wait until the chain's clock is ``confirmation_delay_secs`` past ``tx``'s block:
+        the node counts an on-chain step only then (Nitronode v1.4.1's confirmation gate)
+        and refuses the next state before ("home deposit is still ongoing"), so returning
+        earlier would hand the caller a channel the node does not take states on yet."""
+        if self._confirmation_delay <= 0 or not self._wait_for_confirmation:
+            return
+        from ..chain_clock import wait_for_chain_time
+
+        block = await self.wallet.w3.eth.get_block(tx.block_number)
+        target = int(block["timestamp"]) + self._confirmation_delay
+        await wait_for_chain_time(self.wallet.w3, target, poll_interval=1.0)
 
     def _open_channel_id(self, channel_id: str | None) -> str:
         open_ids = [c["channel_id"] for c in self.store.channels() if c["status"] != "final"]
@@ -461,7 +532,8 @@ class ChannelProviderV1(AppSessionsMixin):
         async with self._op_lock:
             cid = self._open_channel_id(channel_id)
             await self._ensure_allowance(amount)
-            state = await self._client.deposit(self.network.chain_id, self._asset, display)
+            async with self._node_may_refuse():
+                state = await self._client.deposit(self.network.chain_id, self._asset, display)
             return self._tx(await self._store_and_run(cid, "deposit", state), "deposit", cid)
 
     async def resize(self, channel_id: str, amount: int) -> Tx:
@@ -486,7 +558,8 @@ class ChannelProviderV1(AppSessionsMixin):
                 raise InsufficientBalanceError(
                     f"the channel holds {held} units of {self._asset}, {amount} were asked"
                 )
-            state = await self._client.withdraw(self.network.chain_id, self._asset, display)
+            async with self._node_may_refuse():
+                state = await self._client.withdraw(self.network.chain_id, self._asset, display)
             return self._tx(await self._store_and_run(cid, "withdraw", state), "withdraw", cid)
 
     async def _store_and_run(self, channel_id: str, step: str, state: Mapping[str, Any]) -> HubTx:
@@ -516,7 +589,8 @@ class ChannelProviderV1(AppSessionsMixin):
                 if latest is None:  # pragma: no cover - a challenge needs a signed state
                     raise ChannelStateError(f"channel {cid} has no co-signed state to close with")
                 return self._tx(await self._store_and_run(cid, "close", latest), "close", cid)
-            state = await self._client.close_home_channel(self._asset)
+            async with self._node_may_refuse():
+                state = await self._client.close_home_channel(self._asset)
             return self._tx(await self._store_and_run(cid, "close", state), "close", cid)
 
     async def challenge(self, channel_id: str | None = None) -> Tx:
@@ -565,7 +639,8 @@ class ChannelProviderV1(AppSessionsMixin):
         display = self._display(amount)
         async with self._op_lock:
             self._open_channel_id(channel_id)
-            state = await self._client.transfer(recipient, self._asset, display)
+            async with self._node_may_refuse():
+                state = await self._client.transfer(recipient, self._asset, display)
             with self.store.transaction():  # the node's signature and the history: one COMMIT
                 self.store.put_state(state)
                 transfer = self._record_transfer(state, "out", recipient)
@@ -635,7 +710,8 @@ class ChannelProviderV1(AppSessionsMixin):
             if state is None or state.get("user_sig"):
                 return state
             if state.get("home_channel_id") and self._has_open_channel():
-                state = await self._client.acknowledge(self._asset)
+                async with self._node_may_refuse():
+                    state = await self._client.acknowledge(self._asset)
                 self.store.put_state(state)
             return state
 

@@ -253,6 +253,25 @@ class V1Store:
                 ),
             )
 
+    def forget_refused(self, state: Mapping[str, Any]) -> None:
+        """Drop ``state`` (and the ``opening`` channel it would have created) when the node
+        answered it with a refusal: written before it was sent, as every signed state is,
+        it will never be co-signed, and left behind it would be resubmitted on every
+        recovery and count as an open channel. A state the node co-signed is kept."""
+        asset, epoch, version = state["asset"], int(state["epoch"]), int(state["version"])
+        with self.transaction() as conn:
+            conn.execute(
+                "DELETE FROM states WHERE asset = ? AND epoch = ? AND version = ? "
+                "AND node_sig IS NULL",
+                (asset, epoch, version),
+            )
+            channel_id = str(state.get("home_channel_id") or "").lower()
+            if channel_id:
+                conn.execute(
+                    "DELETE FROM channels WHERE channel_id = ? AND status = 'opening'",
+                    (channel_id,),
+                )
+
     def _state(self, row: tuple[Any, ...]) -> dict[str, Any]:
         state: dict[str, Any] = json.loads(row[0])
         if row[1]:

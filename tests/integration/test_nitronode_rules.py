@@ -100,13 +100,13 @@ async def test_request_creation_rules(client: V1Client) -> None:
         "invalid state transition: transition 200 cannot open a channel"
     )
     tampered = {**good, "home_ledger": {**good["home_ledger"], "user_balance": "11"}}
-    assert (await refused(tampered, d)).startswith("invalid state transition: home_ledger mismatch")
+    assert (await refused(tampered, d)).startswith("invalid state transition: home ledger mismatch")
     wrong_version = creation_state(ALICE, deposit("10"), d)
     wrong_version["version"] = "2"
     assert (await refused(wrong_version, d)).startswith("invalid state transition: version")
     overdraw = creation_state(ALICE, withdraw("1"), d, sign=False)
     assert await refused(overdraw, d) == (
-        "invalid state transition: home ledger user balance cannot be negative"
+        "invalid state transition: user balance cannot be negative"
     )
     too_precise = creation_state(ALICE, deposit("0.0000001"), d, sign=False)
     assert await refused(too_precise, d) == (
@@ -121,12 +121,14 @@ async def test_request_creation_rules(client: V1Client) -> None:
     assert await c.error(RC, {"state": {"id": 1}, "channel_definition": d}) == (
         "failed to parse state: invalid transition"
     )
-    # the good one passes; a second channel for the same wallet and asset does not
+    # the good one passes; a second channel for the same wallet and asset does not (the
+    # first one is not closed on chain: Nitronode v1.4.1's text)
     await c.ok(RC, {"state": good, "channel_definition": d})
     d2 = definition()
     again = creation_state(ALICE, deposit("1"), d2)
-    assert (
-        await refused(again, d2) == "an open home channel already exists for this wallet and asset"
+    assert await refused(again, d2) == (
+        "existing channel is not yet closed on-chain; wait for settlement before opening a new "
+        "channel"
     )
 
 
@@ -153,12 +155,11 @@ async def test_submit_state_rules(client: V1Client) -> None:
         )
     # an acknowledgement of a state the user already signed
     assert await c.error(SUBMIT, {"state": advance(ALICE, s1, ACK)}) == (
-        "invalid state transition: acknowledgement is only valid for a state the user has not "
-        "signed"
+        "invalid state transition: current state is already acknowledged"
     )
     assert await c.error(
         SUBMIT, {"state": advance(ALICE, s1, send(BOB.address, "101"), sign=False)}
-    ) == ("invalid state transition: home ledger user balance cannot be negative")
+    ) == ("invalid state transition: user balance cannot be negative")
     assert await c.error(SUBMIT, {"state": advance(ALICE, s1, send(ALICE.address, "1"))}) == (
         "invalid state transition: cannot transfer to self"
     )
@@ -169,7 +170,9 @@ async def test_submit_state_rules(client: V1Client) -> None:
     zero["transition"]["amount"] = "0"
     assert (await c.error(SUBMIT, {"state": zero})).startswith("invalid state transition:")
     skipped = advance(ALICE, advance(ALICE, s1, deposit("1")), deposit("1"))
-    assert await c.error(SUBMIT, {"state": skipped}) == "invalid state transition: version mismatch"
+    assert (await c.error(SUBMIT, {"state": skipped})).startswith(
+        "invalid state transition: version mismatch: expected="
+    )
     forged = advance(BOB, s1, deposit("1"))
     assert await c.error(SUBMIT, {"state": forged}) == (
         "invalid incoming state user signature: signature is not from the user wallet"

@@ -9,7 +9,14 @@ process with :class:`NitronodeNode` or as a child process with :class:`Nitronode
 
 from __future__ import annotations
 
-from .chain_view import CHANNEL_STATUSES, ChainView
+from .backing import BackingGuard
+from .chain_view import (
+    CHANNEL_STATUSES,
+    ChainChannel,
+    ChainView,
+    ConfirmedChainView,
+    ConfirmedHubView,
+)
 from .config import NitronodeConfig, NodeAsset, NodeChain, NodeToken, parse_asset_spec
 from .handlers import NitronodeService
 from .ledger import NitronodeLedger
@@ -19,7 +26,11 @@ from .server import MAX_FRAME_BYTES, NitronodeNode
 __all__ = [
     "CHANNEL_STATUSES",
     "MAX_FRAME_BYTES",
+    "BackingGuard",
+    "ChainChannel",
     "ChainView",
+    "ConfirmedChainView",
+    "ConfirmedHubView",
     "NitronodeConfig",
     "NitronodeLedger",
     "NitronodeNode",

@@ -12,8 +12,12 @@ the core's (:func:`~settlement_widgets.nitrolite_v1.lifecycle.next_state`,
 :func:`~settlement_widgets.nitrolite_v1.lifecycle.apply_transition`,
 :func:`~settlement_widgets.nitrolite_v1.lifecycle.validate_advancement`), never re-derived.
 
-Without a :class:`~.chain_view.ChainView` the node assumes every co-signed on-chain step was
-carried out: a channel is ``open`` once its creation state is co-signed and ``closed`` once
+Before any signature the node checks that the funds the state gives the user are backed
+(:mod:`.backing`: channel ids never reused, on-chain steps confirmed after the chain's
+``confirmation_delay_secs`` before the next state, no state for a channel the chain does
+not show operating, no spend beyond the backed balance). Without a
+:class:`~.chain_view.ChainView` the node assumes every co-signed on-chain step was carried
+out: a channel is ``open`` once its creation state is co-signed and ``closed`` once
 its finalize state is, and the ``enforced`` balance is the user balance of the last
 co-signed state that goes on chain (creation, deposit, withdrawal, finalize).
 """
@@ -40,7 +44,14 @@ from ...nitrolite_v1.app_sessions import (
     create_app_session_hash,
     update_hash,
 )
-from ...nitrolite_v1.decimals import decimal_places, parse_decimal, plain_decimal_string
+from ...nitrolite_v1.decimals import (
+    decimal_places,
+    exact_add,
+    exact_sub,
+    from_units,
+    parse_decimal,
+    plain_decimal_string,
+)
 from ...nitrolite_v1.ids import home_channel_id, state_id
 from ...nitrolite_v1.lifecycle import apply_transition, next_state, validate_advancement
 from ...nitrolite_v1.rpc_shapes import wire_state
@@ -52,7 +63,8 @@ from ...nitrolite_v1.state import (
     sign_state,
 )
 from ...nitrolite_v1.transitions import TransitionType, sig_validators_from_bitmap
-from .chain_view import ChainView
+from .backing import BackingGuard
+from .chain_view import VOID_CHANNEL, ChainView, as_confirmed_view
 from .config import NitronodeConfig
 from .ledger import NitronodeLedger, wallet_key
 from .signatures import SessionKeyAuth, decode_hex, recover_eip191, split_channel_signature
@@ -266,8 +278,8 @@ def _check_ledger(ledger: Mapping[str, Any], where: str) -> None:
         raise _fail(f"invalid state transition: {where} user balance cannot be negative")
     if node < 0:
         raise _fail(f"invalid state transition: {where} node balance cannot be negative")
-    flows = parse_decimal(ledger["user_net_flow"]) + parse_decimal(ledger["node_net_flow"])
-    if user + node != flows:
+    flows = exact_add(ledger["user_net_flow"], ledger["node_net_flow"])
+    if exact_add(user, node) != flows:
         raise _fail(f"invalid state transition: {where} balances do not match net flows")
 
 
@@ -284,7 +296,9 @@ class NitronodeService:
     ) -> None:
         self.config = config
         self.ledger = ledger
-        self.chain_view = chain_view
+        #: head reads (wire status, ``enforced``) and confirmed reads (the backing rules)
+        self.chain_view = as_confirmed_view(chain_view)
+        self.backing = BackingGuard(config, ledger, self.chain_view)
         self._key: PrivateKey = config.node_key
         self._decimals = config.token_decimals()
         self._clock_ms = clock_ms
@@ -366,7 +380,7 @@ class NitronodeService:
         if self.chain_view is not None:
             units = await self.chain_view.enforced_user_balance(channel["channel_id"])
             token = self._decimals(int(channel["blockchain_id"]), channel["token_address"])
-            return Decimal(units).scaleb(-token)
+            return from_units(units, token)
         return parse_decimal(channel.get("enforced_balance", "0"))
 
     async def get_transactions(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -567,14 +581,17 @@ class NitronodeService:
         tx["created_at_ms"] = now
         self.ledger.add_transaction(tx)
 
-    def _issue(self, wallet: str, asset: str, transition: Mapping[str, Any]) -> dict[str, Any]:
+    def _issue(
+        self, wallet: str, asset: str, transition: Mapping[str, Any], *, sign: bool
+    ) -> dict[str, Any]:
         """A node-issued state (transfer_receive, release) on top of ``wallet``'s latest,
-        node-signed when the wallet has a home channel to sign it for."""
+        node-signed when ``sign`` (:meth:`.backing.BackingGuard.may_sign_issued`: the
+        wallet's home channel operates on chain with nothing ongoing)."""
         previous = self.ledger.latest_state(wallet, asset) or _void_state(wallet, asset)
         state = next_state(previous)
         apply_transition(state, transition)
         state = wire_state(state)
-        if state.get("home_channel_id"):
+        if sign and state.get("home_channel_id"):
             self._node_sign(state)
         return state
 
@@ -585,7 +602,15 @@ class NitronodeService:
         if state["transition"]["type"] == T.FINALIZE:
             channel["status"] = "closed"
 
-    def _apply_accepted(self, state: dict[str, Any], channel: dict[str, Any]) -> None:
+    async def _receiver_signable(self, state: Mapping[str, Any]) -> bool:
+        """Whether a transfer's receive state gets the node's signature (see :meth:`_issue`)."""
+        if state["transition"]["type"] != T.TRANSFER_SEND:
+            return False
+        return await self.backing.may_sign_issued(state["transition"]["account_id"], state["asset"])
+
+    def _apply_accepted(
+        self, state: dict[str, Any], channel: dict[str, Any], *, sign_receiver: bool
+    ) -> None:
         """Store a co-signed user state and its side effects (all checks already passed)."""
         kind = state["transition"]["type"]
         wallet = state["user_wallet"]
@@ -603,6 +628,7 @@ class NitronodeService:
                     "account_id": wallet,
                     "amount": state["transition"]["amount"],
                 },
+                sign=sign_receiver,
             )
         if kind in _ON_CHAIN or channel.get("creation_version") == state["version"]:
             self._on_chain_step(channel, state)
@@ -684,16 +710,17 @@ class NitronodeService:
         )
         if str(state.get("home_channel_id", "")).lower() != expected_id:
             raise _fail("invalid channel definition: home channel id mismatch")
-        for channel in self.ledger.channels_of(state["user_wallet"], state["asset"]):
-            if channel["status"] != "closed" and await self._status(channel) != "closed":
-                raise _fail("an open home channel already exists for this wallet and asset")
+        await self.backing.check_previous_closed(state["user_wallet"], state["asset"])
+        await self.backing.check_new_channel_id(expected_id)
         kind = state["transition"]["type"]
         if kind not in _CREATION_TYPES:
             raise _fail(f"invalid state transition: transition {kind} cannot open a channel")
         self._check_receiver(state)
         previous = self._previous(state)
         self._check_advancement(previous, state)
+        self.backing.check_backed(previous, state, expected_id, VOID_CHANNEL)
         self._verify_user_sig(state, approved)
+        sign_receiver = await self._receiver_signable(state)
         signature = self._node_sign(state)
         channel = {
             "channel_id": state["home_channel_id"],
@@ -710,7 +737,7 @@ class NitronodeService:
             "enforced_balance": "0",
             "created_at_ms": self._clock_ms(),
         }
-        self._apply_accepted(state, channel)
+        self._apply_accepted(state, channel, sign_receiver=sign_receiver)
         return {"signature": signature}
 
     async def submit_state(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -725,14 +752,16 @@ class NitronodeService:
         channel = self.ledger.channels.get(channel_id) if channel_id else None
         if previous is None or channel is None or channel["status"] == "closed":
             raise _fail("no home channel found for this wallet and asset")
+        # on chain first, as upstream: the channel operates there and nothing is ongoing
+        chain = await self.backing.check_active(channel, state["user_wallet"])
         self._check_receiver(state)
         self._check_advancement(previous, state)
-        if kind == T.FINALIZE and await self._status(channel) != "open":
-            raise _fail("invalid state transition: the channel is not open on chain")
+        self.backing.check_backed(previous, state, channel["channel_id"], chain)
         approved = sig_validators_from_bitmap(channel["approved_sig_validators"])
         self._verify_user_sig(state, approved)
+        sign_receiver = await self._receiver_signable(state)
         signature = self._node_sign(state)
-        self._apply_accepted(state, dict(channel))
+        self._apply_accepted(state, dict(channel), sign_receiver=sign_receiver)
         return {"signature": signature}
 
     # --- session keys -----------------------------------------------------------------------
@@ -1013,7 +1042,7 @@ class NitronodeService:
     def _totals(allocations: Mapping[tuple[str, str], Decimal]) -> dict[str, Decimal]:
         totals: dict[str, Decimal] = {}
         for (_, asset), amount in allocations.items():
-            totals[asset] = totals.get(asset, Decimal(0)) + amount
+            totals[asset] = exact_add(totals.get(asset, Decimal(0)), amount)
         return {a: t for a, t in totals.items() if t != 0}
 
     def _advance_session(
@@ -1040,7 +1069,7 @@ class NitronodeService:
             raise _fail("invalid app state update: intent must be deposit")
         current = self._current_allocations(session)
         deltas = {
-            k: allocations.get(k, Decimal(0)) - current.get(k, Decimal(0))
+            k: exact_sub(allocations.get(k, Decimal(0)), current.get(k, Decimal(0)))
             for k in set(current) | set(allocations)
         }
         if any(d < 0 for d in deltas.values()):
@@ -1061,7 +1090,9 @@ class NitronodeService:
         channel = self.ledger.channels.get(channel_id) if channel_id else None
         if previous is None or channel is None:
             raise _fail("no home channel found for this wallet and asset")
+        chain = await self.backing.check_active(channel, user_state["user_wallet"])
         self._check_advancement(previous, user_state)
+        self.backing.check_backed(previous, user_state, channel["channel_id"], chain)
         self._verify_user_sig(
             user_state, sig_validators_from_bitmap(channel["approved_sig_validators"])
         )
@@ -1087,7 +1118,7 @@ class NitronodeService:
                 releases = [(w, a, x) for (w, a), x in allocations.items() if x > 0]
         else:
             for key in set(current) | set(allocations):
-                delta = current.get(key, Decimal(0)) - allocations.get(key, Decimal(0))
+                delta = exact_sub(current.get(key, Decimal(0)), allocations.get(key, Decimal(0)))
                 if delta < 0:
                     raise _fail("invalid app state update: a withdrawal cannot grow an allocation")
                 if delta > 0:
@@ -1096,8 +1127,9 @@ class NitronodeService:
             wallet_key(p["wallet_address"]): p["wallet_address"]
             for p in session["app_definition"]["participants"]
         }
+        signable = [await self.backing.may_sign_issued(w, a) for w, a, _ in releases]
         issued = []
-        for wallet, asset, amount in releases:
+        for (wallet, asset, amount), sign in zip(releases, signable, strict=True):
             state = self._issue(
                 self._display_wallet(wallets[wallet], asset),
                 asset,
@@ -1106,6 +1138,7 @@ class NitronodeService:
                     "account_id": update["app_session_id"],
                     "amount": plain_decimal_string(amount),
                 },
+                sign=sign,
             )
             issued.append(state)
         self._advance_session(session, update, "closed" if intent == _CLOSE else "open")
