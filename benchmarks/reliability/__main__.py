@@ -33,6 +33,7 @@ CHECKS = (
     "load",
     "security",
     "channel_model",
+    "channel_v1_model",
 )
 DEFAULT_JSON = REPO / "benchmarks" / "results" / "reliability.json"
 
@@ -49,8 +50,16 @@ class Plan:
     relay_inputs: int
     endpoint_inputs_per_case: int
     load_seconds: float
-    model_sequences: int = 40
-    model_steps: int = 30
+    # the long runs: about half of the v0.5 draws and three in five of the v1 draws end up
+    # as counted steps (hypothesis ends many sequences early, and a restart, clock move or
+    # refusal drawn as "not now" does nothing), so these give well over 1,000 steps each
+    model_sequences: int = 70
+    model_steps: int = 40
+    v1_model_sequences: int = 50
+    v1_model_steps: int = 40
+    #: None: hypothesis's derandomized examples; the short run's seed covers every kind of
+    #: operation and a refusal in a few sequences
+    v1_model_seed: int | None = None
     session_expiry: int = 2
 
 
@@ -79,6 +88,9 @@ QUICK = Plan(
     load_seconds=3.0,
     model_sequences=4,
     model_steps=14,
+    v1_model_sequences=3,
+    v1_model_steps=20,
+    v1_model_seed=1,
 )
 
 
@@ -86,6 +98,7 @@ async def run(plan: Plan, workdir: Path, only: tuple[str, ...] = CHECKS) -> dict
     """Run the checks of ``only`` with ``plan``'s sizes; results by check key."""
     from .chain_faults import run_chain_faults
     from .channel_model import ModelParams, run_channel_model
+    from .channel_v1_model import V1ModelParams, run_channel_v1_model
     from .client_crash import run_client_crash
     from .fuzz import fuzz_endpoint, fuzz_parsers, run_relay_fuzz
     from .load import LoadParams, run_load
@@ -106,6 +119,16 @@ async def run(plan: Plan, workdir: Path, only: tuple[str, ...] = CHECKS) -> dict
             note(
                 "channel_model",
                 await asyncio.to_thread(run_channel_model, workdir / "model", model),
+            )
+        if "channel_v1_model" in only:
+            v1_model = V1ModelParams(
+                sequences=plan.v1_model_sequences,
+                steps=plan.v1_model_steps,
+                seed=plan.v1_model_seed,
+            )
+            note(
+                "channel_v1_model",
+                await asyncio.to_thread(run_channel_v1_model, workdir / "v1-model", v1_model),
             )
         if "fuzz_parsers" in only:
             note("fuzz_parsers", await asyncio.to_thread(fuzz_parsers, plan.parser_inputs))

@@ -65,6 +65,9 @@ def headline(results: dict[str, CheckResult]) -> dict[str, Any]:
         "model_sequences": _m(results, "channel_model", "model_sequences"),
         "model_steps": _m(results, "channel_model", "model_steps"),
         "model_violations": _m(results, "channel_model", "model_violations"),
+        "v1_model_sequences": _m(results, "channel_v1_model", "v1_model_sequences"),
+        "v1_model_steps": _m(results, "channel_v1_model", "v1_model_steps"),
+        "v1_model_violations": _m(results, "channel_v1_model", "v1_model_violations"),
     }
 
 
@@ -92,6 +95,10 @@ def _rows(results: dict[str, CheckResult]) -> list[tuple[str, str, str]]:
     add("channel_model", "model sequences / steps / violations", "model_sequences",
         "model_steps", "model_violations")  # fmt: skip
     add("channel_model", "invalid operations refused", "model_rejected_operations")
+    add("channel_v1_model", "v1 model sequences / steps / violations", "v1_model_sequences",
+        "v1_model_steps", "v1_model_violations")  # fmt: skip
+    add("channel_v1_model", "invalid operations refused", "v1_model_rejected_operations")
+    add("channel_v1_model", "steps per second", "v1_model_steps_per_second")
     add("soak", "relay SIGKILLs + restarts", "relay_kills")
     add("soak", "soak seconds / wallets / transfers in flight", "soak_seconds", "wallets",
         "in_flight")  # fmt: skip
@@ -162,6 +169,7 @@ TITLES = {
     "load": "load",
     "security": "security",
     "channel_model": "channel model",
+    "channel_v1_model": "channel model (v1)",
 }
 
 

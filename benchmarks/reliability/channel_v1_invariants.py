@@ -1,0 +1,410 @@
+"""The invariants of the Nitrolite v1 model test, as pure checks over one :class:`Snapshot`.
+
+The model (:mod:`.channel_v1_model`) reads the node's ledger, the node's user.v1 answers, the
+``ChannelHub`` and every provider into a :class:`Snapshot` after each step; :func:`check`
+returns what is broken (human-readable, empty when everything holds). Keeping the checks pure
+lets a test feed a deliberately inconsistent snapshot and see the checker catch it.
+
+Amounts are integer token units everywhere; the node's decimal strings are converted exactly
+(:func:`units`), with no decimal context that could round.
+
+(a) every node-signed state is backed. For each wallet, the states of its chain that can
+    still be enforced (those not older than the hub's last state of their channel) must not
+    allocate to the user more than the channel's confirmed on-chain allocation plus what the
+    node credited off-chain since (receives and releases), except the state's own deposit
+    while its on-chain step is pending (the hub takes that from the user when it is
+    enforced). No funds may leave (send, commit, withdraw) out of a deposit the chain does
+    not show yet. A channel closed on chain gets no newer state. Every credit is a
+    transaction in the node's history from a sender whose state the node signed.
+(b) conservation: the token total over every wallet, the node's address and the hub contract
+    never changes (the faucet pays off-chain, out of its own channel, and mints nothing; the
+    model mints only when it makes its wallets, before the total is taken), and the hub holds
+    exactly its channels' locked funds plus the node's vault.
+(c) one view: each provider's ``balances()`` equals the node's ``user.v1.get_balances`` and
+    the latest state of the node's ledger (and the model's expectation); the node's
+    ``get_home_channel`` status is the hub's; the provider's channel's
+    version and amount equal the node's latest co-signed state; its channel status equals the
+    hub's; the hub's last state is a state of the node's chain, ledger for ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Final
+
+__all__ = [
+    "HubView",
+    "ProviderView",
+    "Snapshot",
+    "WalletView",
+    "check",
+    "units",
+]
+
+#: transition types (Nitrolite v1.4.1 ``sdk/ts/src/core/types.ts``)
+ACK, DEPOSIT, WITHDRAW, SEND, RECEIVE, COMMIT, RELEASE, FINALIZE = 1, 10, 11, 30, 31, 40, 41, 200
+_CREDITS: Final = (RECEIVE, RELEASE)
+_OUTFLOWS: Final = (SEND, COMMIT, WITHDRAW)
+#: provider channel status -> the hub's ``ChannelStatus`` name
+_HUB_STATUS: Final = {"active": "OPERATING", "final": "CLOSED", "dispute": "DISPUTED"}
+#: the node's wire channel status -> the hub's
+_WIRE_STATUS: Final = {"void": "VOID", "open": "OPERATING", "challenged": "DISPUTED",
+                       "closed": "CLOSED"}  # fmt: skip
+
+
+def units(display: Any, decimals: int) -> int:
+    """A wire decimal string (``"1.5"``, ``"-2"``, ``"1E+3"``) as exact integer units."""
+    sign, digits, exponent = Decimal(str(display)).as_tuple()
+    if not isinstance(exponent, int):
+        raise ValueError(f"not a finite amount: {display!r}")
+    number = int("".join(map(str, digits)) or "0")
+    shift = exponent + decimals
+    if shift >= 0:
+        value = number * 10**shift
+    else:
+        value, rest = divmod(number, 10**-shift)
+        if rest:
+            raise ValueError(f"{display!r} has more than {decimals} decimals")
+    return -value if sign else value
+
+
+@dataclass(frozen=True)
+class HubView:
+    """``getChannelData`` of one channel: status name, last state's version and home ledger
+    (units), locked funds."""
+
+    status: str
+    version: int
+    user_allocation: int
+    user_net_flow: int
+    node_allocation: int
+    node_net_flow: int
+    locked_funds: int
+
+
+@dataclass(frozen=True)
+class ProviderView:
+    """What a ``ChannelProviderV1`` shows: ``balances()`` for the asset, and its newest
+    channel (``get_channel``) with the version of its newest on-chain step that is done."""
+
+    balance: int
+    channel_id: str | None = None
+    status: str | None = None
+    version: int | None = None
+    amount: int | None = None
+    onchain_version: int | None = None
+
+
+@dataclass(frozen=True)
+class WalletView:
+    """One wallet: the node's state chain for the asset (its ledger, oldest first), the
+    node's ``get_balances`` amount, the provider's view, the wallet's token balance and what
+    the model expects (``None``: no expectation)."""
+
+    label: str
+    address: str
+    states: Sequence[Mapping[str, Any]]
+    node_balance: int | None
+    provider: ProviderView | None = None
+    #: ``channels.v1.get_home_channel``: (channel id, wire status), None when it has none
+    node_channel: tuple[str, str] | None = None
+    tokens: int | None = None
+    expected_offchain: int | None = None
+    expected_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the invariants read after one step."""
+
+    decimals: int
+    wallets: Sequence[WalletView]
+    #: the node's transaction history (``user.v1.get_transactions`` records), oldest first
+    transactions: Sequence[Mapping[str, Any]]
+    #: every channel id the wallets' states name -> the hub's view of it
+    hub: Mapping[str, HubView]
+    token_total: int
+    expected_token_total: int
+    hub_tokens: int
+    node_vault: int
+    #: locked funds of hub channels outside the snapshot's wallets (taken once per sequence)
+    other_locked: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def check(snap: Snapshot) -> list[str]:
+    """Every broken invariant of ``snap`` (empty: all hold)."""
+    out: list[str] = []
+    for wallet in snap.wallets:
+        out += _backing(snap, wallet)
+        out += _views(snap, wallet)
+    out += _credits(snap)
+    out += _conservation(snap)
+    return out
+
+
+# --- (a) backing -------------------------------------------------------------------------------
+
+
+def _key(state: Mapping[str, Any]) -> tuple[int, int]:
+    return int(state["epoch"]), int(state["version"])
+
+
+def _ledger(state: Mapping[str, Any], decimals: int) -> tuple[int, int, int, int]:
+    led = state["home_ledger"]
+    return (
+        units(led["user_balance"], decimals),
+        units(led["user_net_flow"], decimals),
+        units(led["node_balance"], decimals),
+        units(led["node_net_flow"], decimals),
+    )
+
+
+def _hub_ledger(hub: HubView) -> tuple[int, int, int, int]:
+    return hub.user_allocation, hub.user_net_flow, hub.node_allocation, hub.node_net_flow
+
+
+def _kind(state: Mapping[str, Any]) -> int:
+    return int(state["transition"]["type"])
+
+
+def _amount(state: Mapping[str, Any], decimals: int) -> int:
+    return units(state["transition"].get("amount") or "0", decimals)
+
+
+def _channel(state: Mapping[str, Any]) -> str:
+    return str(state.get("home_channel_id") or "").lower()
+
+
+def _hub_state(
+    snap: Snapshot, wallet: WalletView, channel: str, hub: HubView
+) -> Mapping[str, Any] | None:
+    """The state of the node's chain that the hub holds as ``channel``'s last state."""
+    found = [
+        s
+        for s in wallet.states
+        if _channel(s) == channel
+        and int(s["version"]) == hub.version
+        and _ledger(s, snap.decimals) == _hub_ledger(hub)
+    ]
+    return found[-1] if found else None
+
+
+def _backing(snap: Snapshot, wallet: WalletView) -> list[str]:
+    out: list[str] = []
+    d = snap.decimals
+    who = f"{wallet.label} ({wallet.address})"
+    states = list(wallet.states)
+    if not states:
+        return out
+    epoch = int(states[-1]["epoch"])
+    for s in states:
+        if _ledger(s, d)[0] < 0:
+            out.append(f"(a) {who}: state e{s['epoch']}v{s['version']} has a negative balance")
+    # channels closed on chain: no node-signed state after the one the hub closed with
+    for channel in {c for c in map(_channel, states) if c}:
+        hub = snap.hub.get(channel)
+        if hub is None or hub.status != "CLOSED":
+            continue
+        closing = _hub_state(snap, wallet, channel, hub)
+        newer = [
+            s
+            for s in states
+            if _channel(s) == channel
+            and s.get("node_sig")
+            and (closing is None or _key(s) > _key(closing))
+        ]
+        if newer:
+            out.append(
+                f"(a) {who}: the node signed {_names(newer)} for channel {channel}, which is "
+                f"closed on chain (hub's last version {hub.version}"
+                f"{'' if closing else ', not a state of the node'})"
+            )
+    # the current epoch, from the hub's last state of its channel on
+    current = [s for s in states if int(s["epoch"]) == epoch]
+    channel = next((c for c in map(_channel, reversed(current)) if c), "")
+    hub = snap.hub.get(channel) if channel else None
+    base_key: tuple[int, int] = (epoch, -1)
+    base = 0
+    if hub is not None and hub.status in ("OPERATING", "DISPUTED"):
+        on_chain = _hub_state(snap, wallet, channel, hub)
+        if on_chain is None:
+            out.append(
+                f"(a) {who}: the hub's last state of {channel} (version {hub.version}) is no "
+                "state of the node's chain"
+            )
+            return out
+        if int(on_chain["epoch"]) != epoch:
+            return out  # an older epoch's channel; its closed-channel check is above
+        base_key, base = _key(on_chain), hub.user_allocation
+    elif hub is not None and hub.status == "CLOSED":
+        return out  # checked above
+    credits = 0
+    pending: list[Mapping[str, Any]] = []  # deposits the chain does not show yet
+    for s in current:
+        if _key(s) <= base_key:
+            continue
+        kind, amount = _kind(s), _amount(s, d)
+        if kind in _CREDITS:
+            credits += amount
+        if kind == DEPOSIT:
+            pending.append(s)
+        if not s.get("node_sig"):
+            continue
+        balance = _ledger(s, d)[0]
+        own = amount if kind == DEPOSIT else 0
+        if balance - own > base + credits:
+            out.append(
+                f"(a) {who}: node-signed state e{s['epoch']}v{s['version']} "
+                f"({_kind_name(kind)}) allocates {balance} to the user; backed are only "
+                f"{base} on chain + {credits} credited off-chain"
+                + (f" + its own pending deposit {own}" if own else "")
+            )
+        if kind in _OUTFLOWS and pending:
+            out.append(
+                f"(a) {who}: node-signed state e{s['epoch']}v{s['version']} "
+                f"({_kind_name(kind)} {amount}) takes funds out while the deposit(s) "
+                f"{_names(pending)} are not on chain"
+            )
+    return out
+
+
+def _credits(snap: Snapshot) -> list[str]:
+    """Every receive/release in a chain is a recorded node transaction to that wallet, whose
+    sender's state the node signed."""
+    out: list[str] = []
+    by_id = {str(tx["id"]).lower(): tx for tx in snap.transactions}
+    signed_ids = {str(s["id"]).lower() for w in snap.wallets for s in w.states if s.get("node_sig")}
+    known = {w.address.lower() for w in snap.wallets}
+    for wallet in snap.wallets:
+        for s in wallet.states:
+            if _kind(s) != RECEIVE:
+                continue
+            tx_id = str(s["transition"]["tx_id"]).lower()
+            tx = by_id.get(tx_id)
+            name = f"{wallet.label} e{s['epoch']}v{s['version']}"
+            if tx is None:
+                out.append(f"(a) {name}: a receive of {tx_id} the node's history lacks")
+                continue
+            if str(tx["to_account"]).lower() != wallet.address.lower():
+                out.append(f"(a) {name}: transaction {tx_id} was to {tx['to_account']}")
+            if units(tx["amount"], snap.decimals) != _amount(s, snap.decimals):
+                out.append(f"(a) {name}: credited {s['transition']['amount']}, sent {tx['amount']}")
+            sender_state = str(tx.get("sender_new_state_id", "")).lower()
+            if str(tx["from_account"]).lower() in known and sender_state not in signed_ids:
+                out.append(f"(a) {name}: the sender's state {sender_state} is not node-signed")
+    return out
+
+
+# --- (b) conservation ---------------------------------------------------------------------------
+
+
+def _conservation(snap: Snapshot) -> list[str]:
+    out: list[str] = []
+    if snap.token_total != snap.expected_token_total:
+        out.append(
+            f"(b) the token total over wallets, node and hub is {snap.token_total}, "
+            f"expected {snap.expected_token_total} "
+            f"({snap.token_total - snap.expected_token_total:+d})"
+        )
+    locked = sum(h.locked_funds for h in snap.hub.values()) + snap.other_locked
+    if snap.hub_tokens != locked + snap.node_vault:
+        out.append(
+            f"(b) the hub holds {snap.hub_tokens} tokens, its channels lock {locked} and the "
+            f"node's vault is {snap.node_vault} ({snap.hub_tokens - locked - snap.node_vault:+d})"
+        )
+    for channel, hub in snap.hub.items():
+        expected = hub.user_allocation + hub.node_allocation if hub.status != "CLOSED" else 0
+        if hub.status != "VOID" and hub.locked_funds != expected:
+            out.append(
+                f"(b) channel {channel} ({hub.status}) locks {hub.locked_funds}, its last "
+                f"state allocates {hub.user_allocation} + {hub.node_allocation}"
+            )
+    return out
+
+
+# --- (c) views ------------------------------------------------------------------------------------
+
+
+def _views(snap: Snapshot, wallet: WalletView) -> list[str]:
+    out: list[str] = []
+    d = snap.decimals
+    who = wallet.label
+    latest = wallet.states[-1] if wallet.states else None
+    ledger_balance = _ledger(latest, d)[0] if latest is not None else 0
+    if wallet.node_balance is not None and wallet.node_balance != ledger_balance:
+        out.append(
+            f"(c) {who}: user.v1.get_balances says {wallet.node_balance}, the node's ledger "
+            f"{ledger_balance}"
+        )
+    if wallet.expected_offchain is not None and ledger_balance != wallet.expected_offchain:
+        out.append(f"(c) {who}: the node holds {ledger_balance}, model {wallet.expected_offchain}")
+    if wallet.expected_tokens is not None and wallet.tokens != wallet.expected_tokens:
+        out.append(f"(c) {who}: the wallet holds {wallet.tokens} tokens, model "
+                   f"{wallet.expected_tokens}")  # fmt: skip
+    if wallet.node_channel is not None:
+        channel_id, wire = wallet.node_channel
+        hub = snap.hub.get(channel_id.lower())
+        on_chain = hub.status if hub is not None else "VOID"
+        if _WIRE_STATUS.get(wire, wire) != on_chain:
+            out.append(
+                f"(c) {who}: channels.v1.get_home_channel says {channel_id} is {wire}, "
+                f"the hub {on_chain}"
+            )
+    p = wallet.provider
+    if p is None:
+        return out
+    if p.balance != ledger_balance:
+        out.append(f"(c) {who}: provider balances() {p.balance}, node ledger {ledger_balance}")
+    if p.channel_id is None:
+        return out
+    signed = [s for s in wallet.states if s.get("user_sig") and s.get("node_sig")]
+    cosigned = signed[-1] if signed else None
+    if cosigned is not None and _channel(cosigned) == p.channel_id.lower():
+        if p.version != int(cosigned["version"]):
+            out.append(
+                f"(c) {who}: provider has {p.channel_id} at v{p.version}, the node's latest "
+                f"co-signed state is v{cosigned['version']}"
+            )
+        if p.amount != _ledger(cosigned, d)[0]:
+            out.append(
+                f"(c) {who}: provider's channel amount {p.amount}, node's co-signed state "
+                f"{_ledger(cosigned, d)[0]}"
+            )
+    elif p.status != "final":
+        out.append(f"(c) {who}: provider's open channel {p.channel_id} is not the node's latest")
+    hub = snap.hub.get(p.channel_id.lower())
+    status = hub.status if hub is not None else "VOID"
+    if _HUB_STATUS.get(str(p.status)) != status:
+        out.append(f"(c) {who}: provider says {p.channel_id} is {p.status}, the hub {status}")
+    if hub is not None and p.onchain_version is not None and hub.version != p.onchain_version:
+        out.append(
+            f"(c) {who}: the hub holds v{hub.version} of {p.channel_id}, the provider's last "
+            f"on-chain step was v{p.onchain_version}"
+        )
+    return out
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+_NAMES: Final = {
+    ACK: "acknowledgement",
+    DEPOSIT: "deposit",
+    WITHDRAW: "withdrawal",
+    SEND: "send",
+    RECEIVE: "receive",
+    COMMIT: "commit",
+    RELEASE: "release",
+    FINALIZE: "finalize",
+}
+
+
+def _kind_name(kind: int) -> str:
+    return _NAMES.get(kind, f"type {kind}")
+
+
+def _names(states: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(f"e{s['epoch']}v{s['version']} {_kind_name(_kind(s))}" for s in states)

@@ -1,0 +1,585 @@
+"""A stateful model test of the channel method on Nitrolite v1: hypothesis drives random
+sequences of ``ChannelProviderV1`` operations against one ``LocalSandbox(protocol="v1")``
+(our Nitronode, our ChannelHub; in-process chain by default, anvil by ``chain``) and checks,
+after every step, the invariants of :mod:`.channel_v1_invariants` (every node-signed state is
+backed; tokens are conserved; the provider, the node and the chain agree, and agree with the
+model).
+
+The model holds, per wallet, its token balance, the off-chain balance the node should hold
+for it (the latest state's allocation) and whether it has an open home channel. Rules: faucet
+(an off-chain v1 transfer from the faucet's channel), create (0 and > 0; more than the wallet
+holds, and 0 right after a close with nothing received since, are refused), create while a
+channel is open (refused), deposit (too much refused), transfer (to wallets with or without a
+channel; amounts with many digits; all of the balance), transfer of more than the balance
+(one unit more, 31 digits, uint256 max) and without a channel, both refused, withdraw (part,
+all, too much), close, close and reopen at once, sync (acknowledges received funds),
+provider restart over the same store (``recover()`` finds nothing to do), node restart over
+the same database on the same port, and moving the chain clock (1 s to 2 days). Every
+refusal must be a ``SettlementError`` with a message, raised before the wallet signed
+anything and before the node stored anything.
+
+``run_channel_v1_model`` is what ``make reliability`` runs (long) and ``tests/reliability``
+runs (short); both report ``v1_model_sequences``, ``v1_model_steps`` and
+``v1_model_violations``. A violation's message carries the sequence's steps so far, so the
+failing sequence can be replayed by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .channel_model import _Counters, _LoopThread
+from .channel_v1_invariants import HubView, ProviderView, Snapshot, WalletView, check, units
+from .common import CheckResult
+
+__all__ = ["V1ModelParams", "run_channel_v1_model"]
+
+T = TypeVar("T")
+U = 10**6
+START_TOKENS = 40 * U
+#: amounts with many significant digits, and far beyond any balance (31 digits, uint256 max)
+HUGE = (10**30 + 1, 2**256 - 1)
+
+
+@dataclass(frozen=True)
+class V1ModelParams:
+    """How much to run: ``sequences`` hypothesis examples of up to ``steps`` rules each;
+    ``shrink`` lets hypothesis minimise a failing sequence (each replay is real work)."""
+
+    sequences: int = 3
+    steps: int = 12
+    wallets: int = 3
+    seed: int | None = None
+    shrink: bool = False
+    chain: str = "inprocess"
+    #: known bugs to steer around while hunting for others (names of ``KNOWN_BUGS``); empty in
+    #: the published runs, so a bug that is still there shows up as a violation
+    avoid: frozenset[str] = frozenset()
+
+
+#: bugs the model found that another change is fixing, by the name ``avoid`` takes
+KNOWN_BUGS: dict[str, str] = {}
+
+
+@dataclass
+class _Env:
+    """The sandbox and what every sequence shares."""
+
+    sb: Any
+    workdir: Path
+    runner: _LoopThread
+    sequence: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams()) -> CheckResult:
+    """Run the model for ``params`` against one v1 sandbox under ``workdir``."""
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    result = CheckResult("channel_v1_model")
+    started = time.perf_counter()
+    workdir.mkdir(parents=True, exist_ok=True)
+    previous_home = os.environ.get("SETTLEMENT_HOME")
+    os.environ["SETTLEMENT_HOME"] = str(workdir / "home")
+    runner = _LoopThread()
+    counters = _Counters()
+    try:
+        env = runner.run(_start_env(workdir, runner, params.chain))
+        machine = _machine_class(env, counters, params)
+        phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if params.shrink else ())
+        config = settings(
+            max_examples=params.sequences,
+            stateful_step_count=params.steps,
+            deadline=None,
+            database=None,
+            derandomize=params.seed is None,
+            phases=phases,
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+        )
+        try:
+            if params.seed is not None:
+                from hypothesis import seed
+
+                run_state_machine_as_test(seed(params.seed)(machine), settings=config)
+            else:
+                run_state_machine_as_test(machine, settings=config)
+        except Exception as exc:  # the falsifying sequence: a violation, with its steps
+            causes = list(getattr(exc, "exceptions", ())) or [exc]
+            for cause in causes:
+                where = traceback.extract_tb(cause.__traceback__)[-1]
+                result.fail(
+                    f"{type(cause).__name__}: {cause} (at {Path(where.filename).name}:"
+                    f"{where.lineno}: {where.line}); steps: {'; '.join(env.log)}"
+                )
+        finally:
+            runner.run(env.sb.aclose())
+    finally:
+        runner.close()
+        if previous_home is None:
+            os.environ.pop("SETTLEMENT_HOME", None)
+        else:
+            os.environ["SETTLEMENT_HOME"] = previous_home
+    result.metrics.update(
+        {
+            "v1_model_sequences": counters.sequences,
+            "v1_model_steps": counters.steps,
+            "v1_model_rejected_operations": counters.rejected,
+            "v1_model_violations": len(result.violations),
+            "v1_model_steps_by_rule": dict(sorted(counters.by_rule.items())),
+        }
+    )
+    result.seconds = time.perf_counter() - started
+    result.metrics["v1_model_steps_per_second"] = round(counters.steps / result.seconds, 3)
+    return result
+
+
+async def _start_env(workdir: Path, runner: _LoopThread, chain: str) -> _Env:
+    from settlement_widgets.sandbox import LocalSandbox
+
+    sb = LocalSandbox(chain=chain, protocol="v1", v4=False, wallets=1, data_dir=workdir / "sandbox")
+    await sb.start()
+    return _Env(sb, workdir, runner)
+
+
+async def restart_node(sb: Any) -> None:
+    """Stop the sandbox's Nitronode and start a new one on the same port over the same
+    database and chain view, as after a crash: clients reconnect on their next request."""
+    from dataclasses import replace
+
+    from settlement_widgets.sandbox.nitronode import NitronodeNode
+
+    old = sb.nitronode
+    config = replace(old.config, port=old.port)
+    await old.aclose()
+    sb.nitronode = await NitronodeNode(config, chain_view=old.chain_view).start()
+
+
+def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> type:
+    """The ``RuleBasedStateMachine`` bound to ``env`` (hypothesis builds one per sequence)."""
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+    from settlement_widgets.channel import request_faucet_tokens
+    from settlement_widgets.channel_v1 import ChannelProviderV1
+    from settlement_widgets.errors import SettlementError
+    from settlement_widgets.keys import PrivateKey
+
+    sb = env.sb
+    n = params.wallets
+    wallet_ids = st.integers(0, n - 1)
+    _RARELY = st.sampled_from([False, False, False, True])
+    tip = sb.faucet.config.tip_units
+    faucet_floor = (sb.faucet.config.min_transfer_count + 1) * tip
+
+    class ChannelV1Model(RuleBasedStateMachine):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            env.sequence += 1
+            env.log = []
+            counters.sequences += 1
+            self.seq = env.sequence
+            self.wallets = self.run(self._fresh_wallets())
+            self.providers: dict[int, ChannelProviderV1] = {}
+            self.tokens = dict.fromkeys(range(n), START_TOKENS)
+            self.offchain = dict.fromkeys(range(n), 0)
+            self.open: dict[int, bool] = dict.fromkeys(range(n), False)
+            #: closed a channel and received nothing since (its latest state is its finalize)
+            self.bare: dict[int, bool] = dict.fromkeys(range(n), False)
+            self.total = 0
+            self.other_locked = 0
+            self.faucet_left = 0  # the faucet's channel balance, read with each snapshot
+            self.closed_views: dict[str, HubView] = {}
+            self.run(self._baseline())
+
+        # --- plumbing -----------------------------------------------------------------
+
+        def run(self, coro: Coroutine[Any, Any, T]) -> T:
+            return env.runner.run(coro)
+
+        def call(self, fn: Any, *args: Any) -> Any:
+            """A synchronous read on the loop thread (stores are used there only)."""
+
+            async def on_loop() -> Any:
+                return fn(*args)
+
+            return self.run(on_loop())
+
+        def step(self, text: str) -> None:
+            env.log.append(text)
+            name = text.split("(", 1)[0]
+            counters.steps += 1
+            counters.by_rule[name] = counters.by_rule.get(name, 0) + 1
+
+        async def _fresh_wallets(self) -> list[Any]:
+            from settlement_widgets.contracts import load_artifact
+
+            deployer = sb.chain.wallet(0)
+            abi = load_artifact("TestToken").abi
+            token = deployer.w3.eth.contract(address=sb.token, abi=abi)
+            wallets = []
+            for _ in range(n):
+                wallet = sb.chain.wallet_for(PrivateKey.generate())
+                await deployer.transact(to=wallet.address, value=10**18)
+                await deployer.transact(
+                    token.functions.mint(wallet.address, START_TOKENS), abis=[abi]
+                )
+                wallets.append(wallet)
+            return wallets
+
+        @property
+        def hub(self) -> Any:
+            return sb.faucet.payer.provider.hub
+
+        def holders(self) -> list[str]:
+            return [w.address for w in self.wallets] + [
+                sb.faucet.payer.provider.address,
+                sb.broker_address,
+                self.hub.address,
+            ]
+
+        async def _baseline(self) -> None:
+            """The token total, and the locked funds of channels outside this sequence."""
+            self.total = sum([await self.hub.token_balance(sb.token, a) for a in self.holders()])
+            self.faucet_left = sb.faucet.payer.balance(self.asset) or 0
+            mine = {w.lower() for w in self._tracked()}
+            others = [
+                c["channel_id"]
+                for c in sb.nitronode.ledger.channels.values()
+                if c["user_wallet"].lower() not in mine
+            ]
+            self.other_locked = sum(
+                [(await self.hub.get_channel_data(c)).locked_funds for c in others]
+            )
+
+        def _tracked(self) -> list[str]:
+            return [w.address for w in self.wallets] + [sb.faucet.payer.provider.address]
+
+        def provider(self, i: int) -> ChannelProviderV1:
+            if i not in self.providers:
+                self.providers[i] = self.run(
+                    ChannelProviderV1(sb.network, self.wallets[i]).connect()
+                )
+            return self.providers[i]
+
+        def signed_so_far(self, i: int) -> tuple[int, int]:
+            """(states wallet ``i`` signed in its store, states in the node's chain for it);
+            a refused operation may store a state the node issued (a receive), never sign."""
+            p = self.providers[i]
+            node = sb.nitronode.ledger.state_chain(self.wallets[i].address, self.asset)
+            return sum(1 for s in p.store.states(p.asset) if s.get("user_sig")), len(node)
+
+        @property
+        def asset(self) -> str:
+            return str(sb.faucet.payer.provider.asset)
+
+        def refused(self, i: int, coro: Coroutine[Any, Any, Any], what: str) -> None:
+            """``coro`` must fail with a ``SettlementError`` that says something, before the
+            wallet signed anything (its store and the node's chain are unchanged)."""
+            self.provider(i)
+            before = self.call(self.signed_so_far, i)
+            try:
+                self.run(coro)
+            except SettlementError as exc:
+                assert str(exc).strip(), f"{what}: {type(exc).__name__} with an empty message"
+                counters.rejected += 1
+                error = f"{type(exc).__name__}: {exc}"
+            else:
+                raise AssertionError(f"{what} was accepted; the model expected a refusal")
+            after = self.call(self.signed_so_far, i)
+            assert after == before, (
+                f"{what} was refused ({error}) but only after signing: "
+                f"(user-signed states in the store, node states) went from {before} to {after}"
+            )
+
+        def pick(self, data: Any, open_: bool) -> int:
+            return int(data.draw(st.sampled_from([i for i in range(n) if self.open[i] == open_])))
+
+        # --- rules ----------------------------------------------------------------------
+
+        @initialize(amount=st.sampled_from([0, 2 * U]))
+        def open_first_channel(self, amount: int) -> None:
+            """Every sequence starts with wallet 0 funded and a channel open, so random
+            steps exercise channels rather than mostly refusals."""
+            self.faucet(0)
+            self.create(0, amount)
+
+        @precondition(
+            lambda self: self.faucet_left >= faucet_floor and sum(self.offchain.values()) < 30 * U
+        )
+        @rule(i=wallet_ids)
+        def faucet(self, i: int) -> None:
+            self.step(f"faucet({i})")
+            reply = self.run(request_faucet_tokens(self.wallets[i].address, sb.network))
+            assert reply["success"] is True, reply
+            self.offchain[i] += tip
+            self.bare[i] = False
+
+        @precondition(lambda self: not all(self.open.values()))
+        @rule(data=st.data(), amount=st.sampled_from([0, 0, 1, 1_234_567, 7 * U, 90 * U]))
+        def open_channel(self, data: Any, amount: int) -> None:
+            self.create(self.pick(data, False), amount)
+
+        def create(self, i: int, amount: int) -> None:
+            p = self.provider(i)
+            self.step(f"create({i}, {amount})")
+            # v1 opens an empty channel with an acknowledgement, valid only over a state the
+            # wallet has not signed: not over its own finalize with nothing received since
+            if amount > self.tokens[i] or (amount == 0 and self.bare[i]):
+                self.refused(i, p.create_channel(p.node_address, p.asset, amount), "create")
+                return
+            channel = self.run(p.create_channel(p.node_address, p.asset, amount))
+            assert channel.status == "active", channel
+            self.open[i] = True
+            self.bare[i] = False
+            self.tokens[i] -= amount
+            self.offchain[i] += amount
+            assert channel.amount == self.offchain[i], (channel.amount, self.offchain[i])
+
+        @precondition(lambda self: any(self.open.values()))
+        @rule(data=st.data(), now=_RARELY)
+        def create_while_open(self, data: Any, now: bool) -> None:
+            if not now:  # a refusal: rarer than an operation
+                return
+            i = self.pick(data, True)
+            self.step(f"create_while_open({i})")
+            p = self.provider(i)
+            self.refused(i, p.create_channel(p.node_address, p.asset, 0), "a second channel")
+
+        @precondition(lambda self: any(self.open.values()))
+        @rule(data=st.data(), amount=st.sampled_from([1, 1_234_567, 5 * U, 60 * U, HUGE[0]]))
+        def deposit(self, data: Any, amount: int) -> None:
+            i = self.pick(data, True)
+            self.step(f"deposit({i}, {amount})")
+            p = self.provider(i)
+            if amount > self.tokens[i]:
+                self.refused(i, p.deposit(amount), f"deposit {amount}")
+                return
+            tx = self.run(p.deposit(amount))
+            assert tx.status == 1
+            self.tokens[i] -= amount
+            self.offchain[i] += amount
+
+        @precondition(lambda self: any(self.open.values()))
+        @rule(
+            data=st.data(),
+            j=wallet_ids,
+            amount=st.sampled_from([1, 999_999, 1_234_567, U, 3 * U, -1]),
+        )
+        def transfer(self, data: Any, j: int, amount: int) -> None:
+            """A transfer within the balance (-1: all of it), to a wallet with or without a
+            channel."""
+            self._transfer(self.pick(data, True), j, amount)
+
+        @precondition(lambda self: any(self.open.values()))
+        @rule(data=st.data(), j=wallet_ids, amount=st.sampled_from([-1, *HUGE]))
+        def transfer_too_much(self, data: Any, j: int, amount: int) -> None:
+            """More than the balance (-1: one unit more; 31 digits; uint256 max): refused
+            before anything is signed."""
+            i = self.pick(data, True)
+            self._transfer(i, j, self.offchain[i] + 1 if amount == -1 else amount)
+
+        def _transfer(self, i: int, j: int, amount: int) -> None:
+            if i == j:
+                j = (j + 1) % n
+            if amount == -1:
+                amount = self.offchain[i]
+            self.step(f"transfer({i}, {j}, {amount})")
+            p = self.provider(i)
+            to = self.wallets[j].address
+            if amount == 0 or amount > self.offchain[i]:
+                self.refused(i, p.transfer(None, amount, to), f"transfer {amount}")
+                return
+            sent = self.run(p.transfer(None, amount, to))
+            assert sent.amount == amount, (sent.amount, amount)
+            self.offchain[i] -= amount
+            self.offchain[j] += amount
+            self.bare[j] = False
+
+        @precondition(lambda self: not all(self.open.values()))
+        @rule(data=st.data(), j=wallet_ids, now=_RARELY)
+        def transfer_without_channel(self, data: Any, j: int, now: bool) -> None:
+            if not now:  # a refusal: rarer than an operation
+                return
+            i = self.pick(data, False)
+            self.step(f"transfer_without_channel({i}, {j})")
+            p = self.provider(i)
+            to = self.wallets[j if j != i else (i + 1) % n].address
+            self.refused(i, p.transfer(None, 1, to), "a transfer without a channel")
+
+        @precondition(lambda self: any(self.open.values()))
+        @rule(data=st.data(), part=st.sampled_from([None, 1, 1_234_567, -1]))
+        def withdraw(self, data: Any, part: int | None) -> None:
+            i = self.pick(data, True)
+            p = self.provider(i)
+            amount = self.offchain[i] if part is None else part
+            if part == -1:
+                amount = self.offchain[i] + 1
+            self.step(f"withdraw({i}, {part if part is None else amount})")
+            if amount == 0 or amount > self.offchain[i]:
+                self.refused(i, p.withdraw(part if part is None else amount), "withdraw")
+                return
+            tx = self.run(p.withdraw(part if part is None else amount))
+            assert tx.status == 1
+            self.tokens[i] += amount
+            self.offchain[i] -= amount
+
+        @precondition(lambda self: any(self.open.values()))
+        @rule(data=st.data(), reopen=st.sampled_from([False, True]))
+        def close(self, data: Any, reopen: bool) -> None:
+            i = self.pick(data, True)
+            self.step(f"close({i}, reopen={reopen})")
+            p = self.provider(i)
+            tx = self.run(p.close_channel())
+            assert tx.status == 1
+            self.tokens[i] += self.offchain[i]
+            self.offchain[i] = 0
+            self.open[i] = False
+            self.bare[i] = True
+            assert self.run(p.balances()).get(p.asset, 0) == 0
+            if reopen:
+                self.create(i, min(U, self.tokens[i]))
+
+        @rule(i=wallet_ids)
+        def sync(self, i: int) -> None:
+            self.step(f"sync({i})")
+            p = self.provider(i)
+            state = self.run(p.sync())
+            if self.open[i] and state is not None:
+                assert state.get("user_sig") and state.get("node_sig"), (
+                    "after sync the latest state of an open channel is co-signed"
+                )
+
+        @rule(i=wallet_ids, now=_RARELY)
+        def restart_provider(self, i: int, now: bool) -> None:
+            if not now or i not in self.providers:
+                return
+            self.step(f"restart_provider({i})")
+            self.run(self.providers.pop(i).close())
+            finished = self.run(self.provider(i).recover())
+            assert finished == [], f"nothing was interrupted, yet recover() did {finished}"
+
+        @rule(now=_RARELY)
+        def restart_node(self, now: bool) -> None:
+            if not now:
+                return
+            self.step("restart_node()")
+            self.run(restart_node(sb))
+
+        @rule(seconds=st.sampled_from([1, 600, 2 * 86400]), now=_RARELY)
+        def advance_time(self, seconds: int, now: bool) -> None:
+            if not now:  # rarer than an operation
+                return
+            self.step(f"advance_time({seconds})")
+            self.run(sb.chain.time_travel(seconds))
+
+        # --- invariants -------------------------------------------------------------------
+
+        @invariant()
+        def invariants_hold(self) -> None:
+            broken = check(self.run(self.snapshot()))
+            assert not broken, "; ".join(broken)
+
+        async def snapshot(self) -> Snapshot:
+            ledger = sb.nitronode.ledger
+            faucet = sb.faucet.payer.provider
+            decimals = faucet.decimals
+            asset = faucet.asset
+            hub_client = self.hub
+            entries: list[tuple[str, Any, ChannelProviderV1 | None, int | None]] = [
+                (f"w{i}", w, self.providers.get(i), i) for i, w in enumerate(self.wallets)
+            ]
+            entries.append(("faucet", faucet.wallet, faucet, None))
+            views = []
+            channel_ids: set[str] = set()
+            holders = [await hub_client.token_balance(sb.token, a) for a in self.holders()]
+            tokens = dict(zip(self.holders(), holders, strict=True))
+            for label, wallet, p, i in entries:
+                states = list(ledger.state_chain(wallet.address, asset))
+                channel_ids |= {
+                    str(s["home_channel_id"]).lower() for s in states if s.get("home_channel_id")
+                }
+                home = await faucet.client.get_home_channel(wallet.address, asset)
+                reply = await faucet.client.get_balances(wallet.address)
+                amounts = [units(e["amount"], decimals) for e in reply if e["asset"] == asset]
+                views.append(
+                    WalletView(
+                        label=label,
+                        address=wallet.address,
+                        states=states,
+                        node_balance=amounts[0] if amounts else None,
+                        node_channel=(
+                            (str(home["channel_id"]), str(home["status"])) if home else None
+                        ),
+                        provider=await _provider_view(p) if p is not None else None,
+                        tokens=tokens[wallet.address],
+                        expected_offchain=self.offchain[i] if i is not None else None,
+                        expected_tokens=self.tokens[i] if i is not None else None,
+                    )
+                )
+            hub = {}
+            for c in sorted(channel_ids):  # a closed channel never changes: read it once
+                hub[c] = self.closed_views.get(c) or await _hub_view(hub_client, c)
+                if hub[c].status == "CLOSED":
+                    self.closed_views[c] = hub[c]
+            self.faucet_left = sb.faucet.payer.balance(asset) or 0
+            return Snapshot(
+                decimals=decimals,
+                wallets=views,
+                transactions=list(ledger.transactions),
+                hub=hub,
+                token_total=sum(holders),
+                expected_token_total=self.total,
+                hub_tokens=holders[-1],
+                node_vault=await hub_client.get_node_balance(sb.token),
+                other_locked=self.other_locked,
+            )
+
+        def teardown(self) -> None:
+            for p in self.providers.values():
+                self.run(p.close())
+
+    return ChannelV1Model
+
+
+async def _provider_view(p: Any) -> ProviderView:
+    balance = (await p.balances()).get(p.asset, 0)
+    records = p.store.channels()
+    if not records:
+        return ProviderView(balance=balance)
+    cid = records[-1]["channel_id"]
+    channel = p.get_channel(cid)
+    done = [
+        (int(r["epoch"]), int(r["version"]))
+        for r in p.store.onchain(status="done")
+        if r["channel_id"] == cid
+    ]
+    return ProviderView(
+        balance=balance,
+        channel_id=cid,
+        status=channel.status,
+        version=channel.version,
+        amount=channel.amount,
+        onchain_version=max(done)[1] if done else None,
+    )
+
+
+async def _hub_view(hub: Any, channel_id: str) -> HubView:
+    data = await hub.get_channel_data(channel_id)
+    ledger = data.last_state.get("homeLedger", {}) if data.last_state else {}
+    return HubView(
+        status=data.status,
+        version=int(data.last_state.get("version", 0)) if data.last_state else 0,
+        user_allocation=int(ledger.get("userAllocation", 0)),
+        user_net_flow=int(ledger.get("userNetFlow", 0)),
+        node_allocation=int(ledger.get("nodeAllocation", 0)),
+        node_net_flow=int(ledger.get("nodeNetFlow", 0)),
+        locked_funds=data.locked_funds,
+    )
