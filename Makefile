@@ -27,7 +27,7 @@ help:
 	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
 	@echo "make test    set up and run every test suite (what CI runs)"
 	@echo "make bench   benchmarks (tables + benchmarks/results/latest.json)"
-	@echo "make sepolia-rehearsal  every notebook with SETTLEMENT_NETWORK=sepolia, twice, on the Sepolia twin"
+	@echo "make sepolia-rehearsal  every notebook on its Sepolia profile (sepolia; notebook 06 and the dashboard's v1 path: sepolia-v1), twice, on the Sepolia twins"
 
 # --- setup -------------------------------------------------------------------------------
 
@@ -104,6 +104,8 @@ notebooks-refresh: setup
 
 # every notebook's Sepolia branch, top to bottom, twice in a row, against the Sepolia twin
 # (tests/rehearsal/sepolia.py); `make test` runs its short form (tests/rehearsal/)
+# notebooks 01-05 and the dashboard on the v0.5 twin (SETTLEMENT_NETWORK=sepolia), then notebook
+# 06 and the dashboard's v1 path on the v1 twin (SETTLEMENT_NETWORK=sepolia-v1); each twice
 sepolia-rehearsal: setup
 	$(BIN)/python -m tests.rehearsal.sepolia
 

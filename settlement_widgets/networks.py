@@ -4,7 +4,8 @@ A :class:`Network` carries the chain id, the contract addresses, the relay and f
 the block explorer and the JSON-RPC URL. Providers take a ``Network`` and never branch on its
 name: if the sandbox behaves differently from Sepolia, the sandbox is fixed.
 
-``get_network()`` reads ``SETTLEMENT_NETWORK`` (``local`` by default, or ``sepolia``). The
+``get_network()`` reads ``SETTLEMENT_NETWORK`` (``local`` by default, ``sepolia`` or
+``sepolia-v1``). The
 local profile is written by the sandbox (``python -m settlement_widgets.sandbox``) to
 ``$SETTLEMENT_HOME/sandbox/profile.json`` or to ``SETTLEMENT_PROFILE``; ``LocalSandbox``
 in-process hands its ``Network`` over directly.
@@ -290,7 +291,7 @@ def _profile_path() -> Path:
     return Path(env) if env else settlement_home() / "sandbox" / "profile.json"
 
 
-#: environment variables that point the Sepolia profile at other services, as a user with
+#: environment variables that point the Sepolia profiles at other services, as a user with
 #: their own RPC provider, relay or faucet (or the project's offline Sepolia twin) would
 SEPOLIA_ENV: dict[str, str] = {
     "SEPOLIA_RPC_URL": "rpc_url",
@@ -305,10 +306,13 @@ _SCHEMES = {
 
 
 def sepolia_from_env(base: Network = SEPOLIA) -> Network:
-    """:data:`SEPOLIA` with the overrides of :data:`SEPOLIA_ENV` that are set: the JSON-RPC
-    URL (``SEPOLIA_RPC_URL``), the relay's WebSocket (``SETTLEMENT_RELAY_URL``) and the
-    faucet (``SETTLEMENT_FAUCET_URL``). Contracts, chain id and explorer stay Sepolia's. A
-    value with the wrong scheme is an :class:`InvalidNetworkError` naming the variable."""
+    """``base`` (:data:`SEPOLIA`, or :data:`SEPOLIA_V1` for ``sepolia-v1``) with the overrides
+    of :data:`SEPOLIA_ENV` that are set: the JSON-RPC URL (``SEPOLIA_RPC_URL``), the node's
+    WebSocket (``SETTLEMENT_RELAY_URL``: the ClearNode for ``sepolia``, the Nitronode for
+    ``sepolia-v1``) and the faucet (``SETTLEMENT_FAUCET_URL``). Contracts, chain id, protocol,
+    asset and explorer stay the profile's, so a twin (``python -m settlement_widgets.sandbox
+    --twin sepolia-v1``) is reached by exactly the variables a real user sets. A value with
+    the wrong scheme is an :class:`InvalidNetworkError` naming the variable."""
     changes: dict[str, Any] = {}
     for var, field_name in SEPOLIA_ENV.items():
         value = (os.environ.get(var) or "").strip()
@@ -325,8 +329,9 @@ def sepolia_from_env(base: Network = SEPOLIA) -> Network:
 def get_network(name: str | None = None) -> Network:
     """The configured network: ``name``, else ``$SETTLEMENT_NETWORK``, else ``local``.
 
-    ``sepolia`` takes its RPC URL from ``SEPOLIA_RPC_URL`` and its relay and faucet from
-    ``SETTLEMENT_RELAY_URL``/``SETTLEMENT_FAUCET_URL`` when set (:func:`sepolia_from_env`).
+    ``sepolia`` and ``sepolia-v1`` take their RPC URL from ``SEPOLIA_RPC_URL`` and their node
+    and faucet from ``SETTLEMENT_RELAY_URL``/``SETTLEMENT_FAUCET_URL`` when set
+    (:func:`sepolia_from_env`).
     ``local`` reads the profile the
     sandbox wrote (``SETTLEMENT_PROFILE`` or ``$SETTLEMENT_HOME/sandbox/profile.json``).
     """

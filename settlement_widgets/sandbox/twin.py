@@ -20,6 +20,10 @@ run before a user runs it for real. :class:`SepoliaTwin` starts:
 ``SETTLEMENT_RELAY_URL``, ``SETTLEMENT_FAUCET_URL``, ``SETTLEMENT_PRIVATE_KEY`` of a funded
 twin key), so code under test runs unchanged: ``python -m settlement_widgets.sandbox --twin
 sepolia`` writes them to a file (mode 0600; the key is never printed).
+
+What every twin shares (the fast-clock anvil, the user key, the environment, the lifecycle)
+is :class:`TwinBase`; the Nitrolite v1 twin of the ``sepolia-v1`` profile, built on it, is
+:class:`~.twin_v1.SepoliaV1Twin`.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from ..addresses import validate_address
 from ..errors import ConfigurationError
@@ -45,7 +49,7 @@ if TYPE_CHECKING:
     from .http import SandboxHttpServer
     from .relay.server import RelayNode
 
-__all__ = ["SepoliaTwin", "TwinContracts", "relocate"]
+__all__ = ["SepoliaTwin", "TwinBase", "TwinContracts", "relocate"]
 
 _ETH = 10**18
 
@@ -102,16 +106,141 @@ def _word(slot: str) -> str:
     return "0x" + int(slot, 16).to_bytes(32, "big").hex()
 
 
-class SepoliaTwin:
-    """A running Sepolia twin: ``async with SepoliaTwin() as twin`` then ``twin.env()``.
+class TwinBase:
+    """What every twin of a public network shares: an anvil with the network's chain id that
+    mines real blocks on a fast clock, a funded user key, the loopback services, the
+    environment a real user sets, and its lifecycle (``async with``; :meth:`aclose` stops
+    what started, in :attr:`_CLOSE_ORDER`, safe twice and after a failed start).
 
     ``block_time`` (wall-clock seconds between the blocks anvil mines on its own) and
-    ``seconds_per_block`` (chain seconds each block adds): the defaults make the chain's
-    clock run 600 times faster than the wall clock, so a one-hour challenge period is over
-    in about six seconds of real blocks. ``user_key`` is the key handed out as
-    ``SETTLEMENT_PRIVATE_KEY`` (a fixed public test key by default), funded with
-    ``user_eth`` ETH for gas and ``user_tokens`` units of ``ytest.usd`` on chain.
+    ``seconds_per_block`` (chain seconds each block adds) set how much faster than the wall
+    clock the chain's clock runs: a twin waits for real blocks past a challenge period
+    instead of travelling in time, as a user on the public network waits.
     """
+
+    #: the profile the twin stands in for (``SETTLEMENT_NETWORK`` in :meth:`env`)
+    PROFILE: ClassVar[str] = "sepolia"
+    #: attributes holding a running part, stopped in this order by :meth:`aclose`
+    _CLOSE_ORDER: ClassVar[tuple[str, ...]] = ("http", "chain")
+
+    def __init__(
+        self,
+        *,
+        block_time: float,
+        seconds_per_block: int,
+        user_key: PrivateKey,
+        user_eth: int,
+        user_tokens: int,
+        http_port: int,
+    ) -> None:
+        if not block_time > 0 or seconds_per_block < 1:
+            raise ConfigurationError("block_time must be > 0 and seconds_per_block >= 1")
+        self.block_time = block_time
+        self.seconds_per_block = seconds_per_block
+        self._user_key = user_key
+        self.user_eth = user_eth
+        self.user_tokens = user_tokens
+        self.http_port = http_port
+        self.chain: AnvilChain | None = None
+        self.faucet: Faucet | None = None
+        self.http: SandboxHttpServer | None = None
+        self.contracts: TwinContracts | None = None
+        self._network: Network | None = None
+        self._dir: Path | None = None
+
+    @property
+    def network(self) -> Network:
+        """The public profile pointed at the twin's RPC, node and faucet (what :meth:`env`
+        makes ``get_network()`` return)."""
+        if self._network is None:
+            raise ConfigurationError(
+                f"the twin is not started: use `async with {type(self).__name__}()`"
+            )
+        return self._network
+
+    @property
+    def user_address(self) -> str:
+        return self._user_key.address
+
+    def env(self) -> dict[str, str]:
+        """The environment a real user sets, pointing at the twin. It holds the twin user's
+        key (a public test key): hand it to processes, never print it."""
+        net = self.network
+        assert net.rpc_url is not None
+        return {
+            "SETTLEMENT_NETWORK": self.PROFILE,
+            "SEPOLIA_RPC_URL": net.rpc_url,
+            "SETTLEMENT_RELAY_URL": net.node_url,
+            "SETTLEMENT_FAUCET_URL": net.faucet_url,
+            "SETTLEMENT_PRIVATE_KEY": self._user_key.secret_hex(),
+        }
+
+    async def __aenter__(self) -> Self:
+        try:
+            await self._start()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def start(self) -> Self:
+        return await self.__aenter__()
+
+    async def _start(self) -> None:  # pragma: no cover - every twin defines it
+        raise NotImplementedError
+
+    async def _start_chain(self, chain_id: int) -> AnvilChain:
+        """anvil with ``chain_id``, interval mining besides one block per transaction, and
+        the deterministic CREATE2 deployer the public network has; a temporary directory
+        for the services' files."""
+        from .chain import AnvilChain
+
+        self._dir = Path(tempfile.mkdtemp(prefix="settlement-twin-"))
+        chain = await AnvilChain.start(
+            chain_id=chain_id,
+            extra_args=["--block-time", f"{self.block_time:g}", "--mixed-mining"],
+        )
+        self.chain = chain
+        if await chain.w3.eth.get_code(CREATE2_DEPLOYER) == b"":  # type: ignore[arg-type]
+            raise ConfigurationError("this anvil has no CREATE2 deployer at " + CREATE2_DEPLOYER)
+        return chain
+
+    async def _run_clock(self) -> None:
+        """From now on every block is ``seconds_per_block`` later than the last (deployment
+        and provisioning ran on anvil's ordinary clock before)."""
+        assert self.chain is not None
+        await self.chain.request("anvil_setBlockTimestampInterval", self.seconds_per_block)
+
+    async def aclose(self) -> None:
+        """Stop everything started (safe twice, and after a failed start)."""
+        for attr in self._CLOSE_ORDER:
+            await close_quietly(getattr(self, attr))
+            setattr(self, attr, None)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+        self._network = None
+
+    def __repr__(self) -> str:
+        state = "running" if self._network is not None else "stopped"
+        return f"{type(self).__name__}({state})"
+
+
+class SepoliaTwin(TwinBase):
+    """A running Sepolia twin (Nitrolite v0.5 and v4): ``async with SepoliaTwin() as twin``
+    then ``twin.env()``.
+
+    The defaults make the chain's clock run 600 times faster than the wall clock, so a
+    one-hour challenge period is over in about six seconds of real blocks. ``user_key`` is
+    the key handed out as ``SETTLEMENT_PRIVATE_KEY`` (a fixed public test key by default),
+    funded with ``user_eth`` ETH for gas and ``user_tokens`` units of ``ytest.usd`` on chain.
+    """
+
+    PROFILE = "sepolia"
+    _CLOSE_ORDER = ("http", "relay", "chain")
 
     def __init__(
         self,
@@ -125,81 +254,29 @@ class SepoliaTwin:
         relay_port: int = 0,
         http_port: int = 0,
     ) -> None:
-        if not block_time > 0 or seconds_per_block < 1:
-            raise ConfigurationError("block_time must be > 0 and seconds_per_block >= 1")
-        self.block_time = block_time
-        self.seconds_per_block = seconds_per_block
-        self._user_key = user_key or sandbox_key("sepolia twin user")
+        super().__init__(
+            block_time=block_time,
+            seconds_per_block=seconds_per_block,
+            user_key=user_key or sandbox_key("sepolia twin user"),
+            user_eth=user_eth,
+            user_tokens=user_tokens,
+            http_port=http_port,
+        )
         self._broker_key = sandbox_key("sepolia twin broker")
         self._faucet_key = sandbox_key("sepolia twin faucet")
-        self.user_eth = user_eth
-        self.user_tokens = user_tokens
         self.broker_liquidity = broker_liquidity
         self.relay_port = relay_port
-        self.http_port = http_port
-        self.chain: AnvilChain | None = None
         self.relay: RelayNode | None = None
-        self.faucet: Faucet | None = None
-        self.http: SandboxHttpServer | None = None
-        self.contracts: TwinContracts | None = None
-        self._network: Network | None = None
-        self._dir: Path | None = None
-
-    @property
-    def network(self) -> Network:
-        """:data:`SEPOLIA` pointed at the twin's RPC, relay and faucet (what :meth:`env`
-        makes ``get_network("sepolia")`` return)."""
-        if self._network is None:
-            raise ConfigurationError("the twin is not started: use `async with SepoliaTwin()`")
-        return self._network
-
-    @property
-    def user_address(self) -> str:
-        return self._user_key.address
-
-    def env(self) -> dict[str, str]:
-        """The environment a real Sepolia user sets, pointing at the twin. It holds the twin
-        user's key (a public test key): hand it to processes, never print it."""
-        net = self.network
-        assert net.rpc_url is not None
-        return {
-            "SETTLEMENT_NETWORK": "sepolia",
-            "SEPOLIA_RPC_URL": net.rpc_url,
-            "SETTLEMENT_RELAY_URL": net.node_url,
-            "SETTLEMENT_FAUCET_URL": net.faucet_url,
-            "SETTLEMENT_PRIVATE_KEY": self._user_key.secret_hex(),
-        }
-
-    async def __aenter__(self) -> SepoliaTwin:
-        try:
-            await self._start()
-        except BaseException:
-            await self.aclose()
-            raise
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def start(self) -> SepoliaTwin:
-        return await self.__aenter__()
 
     async def _start(self) -> None:
         from ..channel.custody import CustodyClient
-        from .chain import AnvilChain
         from .http import SandboxHttpServer
         from .relay import AssetConfig, NetworkConfig
 
-        self._dir = Path(tempfile.mkdtemp(prefix="settlement-twin-"))
-        chain = await AnvilChain.start(
-            chain_id=SEPOLIA.chain_id,
-            extra_args=["--block-time", f"{self.block_time:g}", "--mixed-mining"],
-        )
-        self.chain = chain
-        if await chain.w3.eth.get_code(CREATE2_DEPLOYER) == b"":  # type: ignore[arg-type]
-            raise ConfigurationError("this anvil has no CREATE2 deployer at " + CREATE2_DEPLOYER)
+        chain = await self._start_chain(SEPOLIA.chain_id)
+        assert self._dir is not None
         self.contracts = await _deploy_at_sepolia_addresses(chain)
-        await chain.request("anvil_setBlockTimestampInterval", self.seconds_per_block)
+        await self._run_clock()
 
         deployer = chain.wallet(0)
         token = SEPOLIA.token
@@ -234,20 +311,6 @@ class SepoliaTwin:
             node_url=self.relay.url,
             faucet_url=f"{base}/faucet/requestTokens",
         )
-
-    async def aclose(self) -> None:
-        """Stop everything started (safe twice, and after a failed start)."""
-        for attr in ("http", "relay", "chain"):
-            await close_quietly(getattr(self, attr))
-            setattr(self, attr, None)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-        self._network = None
-
-    def __repr__(self) -> str:
-        state = "running" if self._network is not None else "stopped"
-        return f"SepoliaTwin({state})"
 
 
 async def _deploy_at_sepolia_addresses(chain: AnvilChain) -> TwinContracts:
