@@ -815,7 +815,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         for where they come from). On the sandbox, also execute the best one: approve and
         bridge on the first chain, follow the status to DONE, and show what moved on both
         chains with explorer links. Against the live API nothing is sent."""
-        from .aggregator.frame import routes_frame
+        from .aggregator.core.frame import routes_frame
         from .sandbox.local import explorer_tx
 
         provider = self._aggregator_provider()
@@ -907,7 +907,7 @@ def _routes_html(
 ) -> str:
     """The routes as :func:`~settlement_widgets.aggregator.routes_styler` draws them, under a
     heading that says where the data came from (escaped, in the theme's colours)."""
-    from .aggregator.frame import routes_styler
+    from .aggregator.core.frame import routes_styler
 
     table = routes_styler(frame).to_html()
     label, colour = _ROUTE_HEADINGS[source]

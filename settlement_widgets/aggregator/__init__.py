@@ -2,18 +2,24 @@
 
 ``AggregatorProvider`` is the entry point: the live LI.FI API by default, or any API in
 LI.FI's schema at ``base_url`` (the local sandbox's route server; its ``source`` is then
-``"local"``). The package ships no rates of its own. Underneath: :mod:`.client` (async
-httpx, retries, rate-limit headers, error mapping), :mod:`.models` (strictly parsed frozen
-values), :mod:`.ranking` (the documented best-rate rule, worst case first), :mod:`.valuation`
-(the USD arithmetic behind it), :mod:`.frame` (DataFrames), :mod:`.plan` (what to sign) and
-:mod:`.source` (local or live).
+``"local"``). The package ships no rates of its own. It is laid out by layer:
+
+- :mod:`.core` (pure): :mod:`~.core.models` (strictly parsed frozen values),
+  :mod:`~.core.params`, :mod:`~.core.ranking` (the documented best-rate rule, worst case
+  first), :mod:`~.core.valuation` (the USD arithmetic behind it), :mod:`~.core.plan` (what to
+  sign), :mod:`~.core.frame` (DataFrames) and :mod:`~.core.source` (local or live);
+- :mod:`.client`: :mod:`~.client.lifi` (async httpx, retries, rate-limit headers, error
+  mapping) and :mod:`~.client.provider` (:class:`AggregatorProvider`);
+- :mod:`.node`: our LI.FI-schema route server, bridges and relayer, which the local sandbox
+  starts (two chains, routes quoted from chain state and executed for real).
 """
 
 from __future__ import annotations
 
-from .client import DEFAULT_BASE_URL, LifiClient, RateLimit, RetryEvent, RetryPolicy
-from .frame import ROUTE_COLUMNS, ROUTE_TABLE_COLUMNS, routes_frame, routes_styler
-from .models import (
+from .client.lifi import DEFAULT_BASE_URL, LifiClient, RateLimit, RetryEvent, RetryPolicy
+from .client.provider import DEFAULT_INTEGRATOR, AggregatorProvider
+from .core.frame import ROUTE_COLUMNS, ROUTE_TABLE_COLUMNS, routes_frame, routes_styler
+from .core.models import (
     Action,
     Chain,
     Estimate,
@@ -27,12 +33,11 @@ from .models import (
     TransactionInfo,
     TransactionRequest,
 )
-from .params import TransferRequest
-from .plan import ExecutionPlan, PlannedTransaction
-from .provider import DEFAULT_INTEGRATOR, AggregatorProvider
-from .ranking import NetValue, net_value, rank_routes
-from .source import DataSource, data_source
-from .valuation import APPROVAL_GAS
+from .core.params import TransferRequest
+from .core.plan import ExecutionPlan, PlannedTransaction
+from .core.ranking import NetValue, net_value, rank_routes
+from .core.source import DataSource, data_source
+from .core.valuation import APPROVAL_GAS
 
 __all__ = [
     "APPROVAL_GAS",

@@ -25,7 +25,7 @@ import tornado.netutil
 import tornado.web
 
 if TYPE_CHECKING:
-    from .crosschain.routes import RouteServer
+    from ..aggregator.node.routes import RouteServer
     from .explorer import Explorer
     from .faucet import Faucet
     from .jsonrpc import InProcessJsonRpc
@@ -145,7 +145,7 @@ class _LifiHandler(_Base):
         self.set_header("Access-Control-Allow-Origin", "*")
 
     async def _answer(self, produce: Any) -> None:
-        from .crosschain.routes import LifiError
+        from ..aggregator.node.routes import LifiError
 
         if self.services.lifi is None:
             self.write_json(404, {"message": "this sandbox has no route server", "code": 1000})

@@ -32,14 +32,14 @@ from ..networks import Network, local, settlement_home
 from .provision import mint_test_token
 
 if TYPE_CHECKING:
+    from ..aggregator.node.deploy import CrossChainDeployment
+    from ..aggregator.node.relayer import BridgeRelayer
+    from ..aggregator.node.routes import RouteServer
     from ..channel.custody import CustodyClient
     from ..channel_v1 import ChannelProviderV1
     from ..v4.deploy import V4Deployment
     from ..wallet import WalletClient
     from .chain import Chain
-    from .crosschain.deploy import CrossChainDeployment
-    from .crosschain.relayer import BridgeRelayer
-    from .crosschain.routes import RouteServer
     from .deploy import ChannelDeployment
     from .deploy_v1 import ChannelHubDeployment
     from .faucet import Faucet
@@ -106,7 +106,7 @@ class LocalSandbox:
     to each wallet), ``broker_liquidity`` (units the broker deposits into the custody),
     ``aggregator`` (also start a second chain with test USDC, three bridges and their
     relayer, a WETH/USDC v4 pool and a LI.FI-schema route server at :attr:`lifi_url`; see
-    :mod:`~settlement_widgets.sandbox.crosschain`), ``bridge_block_time`` (seconds per block
+    :mod:`~settlement_widgets.aggregator.node`), ``bridge_block_time`` (seconds per block
     the relayer mines while a transfer waits for confirmations), ``snapshot`` (default True:
     resume the chain ``make contracts`` saved after this configuration's deployment instead
     of sending the deployment transactions, which gives the same chain; False always deploys).
@@ -491,10 +491,10 @@ class LocalSandbox:
         """Second chain, tokens, bridges, pool, relayer and route server (``aggregator``)."""
         from dataclasses import replace
 
+        from ..aggregator.node.deploy import SECOND_CHAIN_ID, deploy_crosschain
+        from ..aggregator.node.relayer import BridgeRelayer
+        from ..aggregator.node.routes import RouteServer
         from .chain import InProcessChain, start_chain
-        from .crosschain.deploy import SECOND_CHAIN_ID, deploy_crosschain
-        from .crosschain.relayer import BridgeRelayer
-        from .crosschain.routes import RouteServer
         from .explorer import Explorer
         from .jsonrpc import InProcessJsonRpc
 

@@ -45,9 +45,9 @@ from ..errors import (
 from ..networks import Network
 
 if TYPE_CHECKING:
+    from ..aggregator.node.deploy import CrossChainDeployment
     from ..wallet import WalletClient
     from .chain import RpcChain
-    from .crosschain.deploy import CrossChainDeployment
 
 __all__ = [
     "EXPLORER_ENV",
@@ -295,7 +295,7 @@ class SharedSandbox:
     @property
     def crosschain(self) -> CrossChainDeployment | None:
         """The aggregator's tokens, bridges and pool, as the sandbox's profile lists them."""
-        from .crosschain.deploy import CrossChainDeployment
+        from ..aggregator.node.deploy import CrossChainDeployment
 
         data = self.network.extra.get("aggregator")
         return None if data is None else CrossChainDeployment.from_json(data)

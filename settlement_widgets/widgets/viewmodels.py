@@ -155,9 +155,9 @@ _NETWORK_PILLS: Mapping[str, str] = MappingProxyType(
 def aggregator_source(base_url: str | None) -> AggregatorSource:
     """Where an aggregator provider at ``base_url`` gets its data, for its pill: ``local``
     when its API is on this machine (the sandbox's route server or a test server), ``live``
-    otherwise. The rule is the provider's own (:mod:`settlement_widgets.aggregator.source`),
+    otherwise. The rule is the provider's own (:mod:`settlement_widgets.aggregator.core.source`),
     imported here only when asked, so the widgets do not load the HTTP client."""
-    from ..aggregator.source import data_source
+    from ..aggregator.core.source import data_source
 
     return data_source(base_url)
 

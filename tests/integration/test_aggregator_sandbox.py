@@ -16,6 +16,7 @@ import pytest
 import pytest_asyncio
 
 from settlement_widgets.aggregator import AggregatorProvider, Route
+from settlement_widgets.aggregator.node.routes import GAS_LIMITS
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.errors import (
     AggregatorError,
@@ -23,7 +24,6 @@ from settlement_widgets.errors import (
     SettlementTimeoutError,
 )
 from settlement_widgets.sandbox import LocalSandbox
-from settlement_widgets.sandbox.crosschain.routes import GAS_LIMITS
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -12,13 +12,13 @@ import pytest
 from eth_abi import decode
 
 from settlement_widgets.aggregator import RetryPolicy, TransferRequest
-from settlement_widgets.aggregator.client import (
+from settlement_widgets.aggregator.client.lifi import (
     RateLimit,
     backoff_delay,
     parse_rate_limit,
     parse_retry_after,
 )
-from settlement_widgets.aggregator.models import (
+from settlement_widgets.aggregator.core.models import (
     parse_chains,
     parse_quote,
     parse_routes,
@@ -26,7 +26,7 @@ from settlement_widgets.aggregator.models import (
     parse_step,
     parse_tokens,
 )
-from settlement_widgets.aggregator.plan import plan_step
+from settlement_widgets.aggregator.core.plan import plan_step
 from settlement_widgets.errors import (
     AggregatorError,
     AggregatorResponseError,

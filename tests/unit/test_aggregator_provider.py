@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from settlement_widgets.aggregator import AggregatorProvider, data_source
-from settlement_widgets.aggregator.client import DEFAULT_BASE_URL
+from settlement_widgets.aggregator.client.lifi import DEFAULT_BASE_URL
 from settlement_widgets.errors import SettlementValueError
 from tests.lifi_synthetic import SyntheticTransport
 

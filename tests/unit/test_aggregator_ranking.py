@@ -16,8 +16,8 @@ from settlement_widgets.aggregator import (
     net_value,
     rank_routes,
 )
-from settlement_widgets.aggregator.models import parse_quote, parse_routes
-from settlement_widgets.aggregator.ranking import best
+from settlement_widgets.aggregator.core.models import parse_quote, parse_routes
+from settlement_widgets.aggregator.core.ranking import best
 from tests.lifi_synthetic import fixture
 
 ROUTES = "routes_arb_usdc_to_op_usdc.json"

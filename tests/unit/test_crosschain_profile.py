@@ -7,7 +7,7 @@ from decimal import Decimal, getcontext
 
 import pytest
 
-from settlement_widgets.sandbox.crosschain.deploy import (
+from settlement_widgets.aggregator.node.deploy import (
     BRIDGES,
     WETH_PRICE_USDC,
     ChainDeployment,

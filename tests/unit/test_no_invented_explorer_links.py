@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from settlement_widgets.aggregator.source import is_loopback_host
+from settlement_widgets.aggregator.core.source import is_loopback_host
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "settlement_widgets"

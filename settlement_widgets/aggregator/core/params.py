@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..addresses import ZERO_ADDRESS, validate_address
-from ..errors import InvalidAmountError, SettlementValueError, UnknownOptionError
+from ...addresses import ZERO_ADDRESS, validate_address
+from ...errors import InvalidAmountError, SettlementValueError, UnknownOptionError
 
 __all__ = [
     "CHAIN_IDS",

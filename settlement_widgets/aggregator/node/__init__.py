@@ -1,5 +1,6 @@
-"""The aggregator method's sandbox: two chains, bridges of our own, and a LI.FI-schema route
-server, so routes are quoted from chain state and executed for real.
+"""The aggregator method's node, started by the local sandbox: two chains, bridges of our
+own, and a LI.FI-schema route server, so routes are quoted from chain state and executed for
+real.
 
 - :mod:`.deploy`: on both chains test USDC, the three :data:`~.deploy.BRIDGES`
   (``SandboxBridge``: lock on the source, release minus a fee on the destination, refund on

@@ -7,7 +7,7 @@ Dtype choices (``ROUTE_COLUMNS`` is the contract, and a test holds us to it):
   ``int64``/``Int64`` (1e18-decimal tokens pass 2**63 at about 9.2 tokens).
 - The same amounts in human units (``*_units``) and every USD value are ``float64``: for
   reading, sorting and plotting. They are rounded views; the exact values stay in the int
-  columns and on the :class:`~settlement_widgets.aggregator.models.Route` objects
+  columns and on the :class:`~settlement_widgets.aggregator.core.models.Route` objects
   (:class:`~decimal.Decimal`). Unknown USD values are NaN.
 - Counts and chain ids are nullable ``Int64``; text is the ``string`` dtype.
 
@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SettlementValueError
+from ...errors import SettlementValueError
 from .models import Route
 from .ranking import net_value, rank_routes
 from .source import DataSource

@@ -31,8 +31,8 @@ from ...errors import ConfigurationError, SettlementValueError
 from ...v4.pool import PoolKey
 
 if TYPE_CHECKING:
+    from ...sandbox.chain import Chain
     from ...wallet import WalletClient
-    from ..chain import Chain
 
 __all__ = [
     "BRIDGES",

@@ -39,7 +39,7 @@ from typing import Any
 import httpx
 import orjson
 
-from ..errors import (
+from ...errors import (
     AggregatorError,
     AggregatorResponseError,
     AggregatorServerError,
@@ -48,7 +48,7 @@ from ..errors import (
     RateLimitedError,
     SettlementValueError,
 )
-from .models import (
+from ..core.models import (
     Chain,
     Quote,
     Route,
@@ -62,7 +62,7 @@ from .models import (
     parse_step,
     parse_tokens,
 )
-from .params import TransferRequest
+from ..core.params import TransferRequest
 
 __all__ = [
     "API_KEY_HEADER",

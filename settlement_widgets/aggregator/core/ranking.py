@@ -41,7 +41,7 @@ The rule, exactly (all arithmetic in :class:`~decimal.Decimal`, no rounding):
    descending (one request has one ``toToken``, so token amounts compare), then duration,
    then ``toAmount`` descending, then the route id.
 
-A :class:`~settlement_widgets.aggregator.models.Quote` is valued the same way (a quote is a
+A :class:`~settlement_widgets.aggregator.core.models.Quote` is valued the same way (a quote is a
 single step; it has no ``gasCostUSD``, so rule 3's fallback applies).
 
 Rules 1-5 are computed in :mod:`.valuation` (the models need them for ``net_usd`` and

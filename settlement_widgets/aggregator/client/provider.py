@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ..errors import (
+from ...errors import (
     AggregatorResponseError,
     ConfigurationError,
     NoRouteError,
@@ -35,17 +35,17 @@ from ..errors import (
     SettlementValueError,
     TransactionFailedError,
 )
-from .client import DEFAULT_BASE_URL, LifiClient, RetryEvent, RetryPolicy
-from .models import Chain, Quote, Route, Status, Step, Token
-from .params import TransferRequest
-from .plan import ExecutionPlan, PlannedTransaction, allowance_calldata, plan_step
-from .ranking import rank_routes
-from .source import DataSource, data_source
+from ..core.models import Chain, Quote, Route, Status, Step, Token
+from ..core.params import TransferRequest
+from ..core.plan import ExecutionPlan, PlannedTransaction, allowance_calldata, plan_step
+from ..core.ranking import rank_routes
+from ..core.source import DataSource, data_source
+from .lifi import DEFAULT_BASE_URL, LifiClient, RetryEvent, RetryPolicy
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..signer import Signer
+    from ...signer import Signer
 
 __all__ = ["DEFAULT_INTEGRATOR", "AggregatorProvider", "ProgressCallback"]
 
@@ -68,7 +68,7 @@ class AggregatorProvider:
     Every network method is ``async``. ``base_url`` defaults to ``LIFI_API_URL``, then the
     LI.FI API; ``transport`` (an httpx transport) replaces the network, for tests.
     ``max_retries``/``backoff_base``/``backoff_max``/``max_retry_after`` tune the client's
-    retry policy (see :class:`~settlement_widgets.aggregator.client.RetryPolicy`);
+    retry policy (see :class:`~settlement_widgets.aggregator.client.lifi.RetryPolicy`);
     ``poll_interval`` is the default wait between status polls in :meth:`track`.
     """
 
@@ -162,7 +162,7 @@ class AggregatorProvider:
         order: str | None = None,
     ) -> list[Route]:
         """Every route LI.FI finds, ranked best first by worst-case net received value (see
-        :mod:`~settlement_widgets.aggregator.ranking`); each carries ``rank``,
+        :mod:`~settlement_widgets.aggregator.core.ranking`); each carries ``rank``,
         ``net_min_usd`` (the ranking key) and ``net_usd`` (the headline).
 
         ``from_amount`` is an int in the source token's smallest units; chains are ids or
@@ -227,7 +227,7 @@ class AggregatorProvider:
     ) -> pd.DataFrame:
         """:meth:`routes` as a DataFrame (:func:`~settlement_widgets.aggregator.routes_frame`),
         with ``attrs["source"]`` = :attr:`source`."""
-        from .frame import routes_frame
+        from ..core.frame import routes_frame
 
         routes = await self.routes(
             from_chain, to_chain, from_token, to_token, from_amount, from_address, **kwargs
@@ -265,7 +265,7 @@ class AggregatorProvider:
         return await self.client.chains()
 
     async def tokens(self, chains: Sequence[int | str] | None = None) -> dict[int, list[Token]]:
-        from .params import resolve_chain
+        from ..core.params import resolve_chain
 
         ids = [resolve_chain(c, field="chains") for c in chains] if chains else None
         return await self.client.tokens(ids)
@@ -281,7 +281,7 @@ class AggregatorProvider:
         to_chain: int | str | None = None,
     ) -> Status:
         """``GET /status`` of the transfer started by ``tx_hash``."""
-        from .params import resolve_chain
+        from ..core.params import resolve_chain
 
         return await self.client.status(
             _tx_hash(tx_hash),

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..addresses import validate_address
-from ..errors import AggregatorResponseError, InvalidAddressError
+from ...addresses import validate_address
+from ...errors import AggregatorResponseError, InvalidAddressError
 from .valuation import NetValue, value_usd
 
 __all__ = [
@@ -475,7 +475,7 @@ class _Valued:
 class Route(_Valued):
     """A route from ``POST /advanced/routes``: one or more steps from one token to another.
 
-    ``rank`` is set by :func:`~settlement_widgets.aggregator.ranking.rank_routes` (1 = best);
+    ``rank`` is set by :func:`~settlement_widgets.aggregator.core.ranking.rank_routes` (1 = best);
     ``net_min_usd`` (worst case) is the ranking value and ``net_usd`` the headline (see that
     module for the exact rule).
     """

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Literal
 
-from ..addresses import short, validate_address
-from ..errors import InvalidAddressError, SettlementValueError
+from ...addresses import short, validate_address
+from ...errors import InvalidAddressError, SettlementValueError
 from .models import Step
 
 __all__ = [

@@ -48,7 +48,7 @@ from ...contracts import load_artifact
 from ...errors import SettlementValueError
 
 if TYPE_CHECKING:
-    from ..chain import Chain
+    from ...sandbox.chain import Chain
     from .deploy import BridgeSpec, ChainDeployment, CrossChainDeployment
 
 __all__ = ["DEFAULT_SLIPPAGE", "GAS_LIMITS", "GAS_UNITS", "LifiError", "RouteServer"]

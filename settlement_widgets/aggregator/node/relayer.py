@@ -39,8 +39,8 @@ from ...errors import SettlementError, TransactionFailedError
 
 if TYPE_CHECKING:
     from ...keys import PrivateKey
+    from ...sandbox.chain import Chain
     from ...wallet import WalletClient
-    from ..chain import Chain
     from .deploy import CrossChainDeployment
 
 __all__ = ["BridgeRelayer", "PendingTransfer", "transfer_started_topic"]
