@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..addresses import short, to_checksum
 from ..errors import ChainUnavailableError, ConfigurationError
 from ..networks import SEPOLIA
-from ..v4.create2 import CREATE2_DEPLOYER
+from ..v4.core.create2 import CREATE2_DEPLOYER
 
 if TYPE_CHECKING:
     from ..networks import Network

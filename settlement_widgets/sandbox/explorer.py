@@ -237,7 +237,7 @@ class Explorer:
 
     def _other_events(self, logs: Sequence[Mapping[str, Any]]) -> list[EventView]:
         from ..contracts import load_artifact
-        from ..v4.events import decode_logs, event_table
+        from ..v4.chain.events import decode_logs, event_table
 
         if self._table is None:
             names = (

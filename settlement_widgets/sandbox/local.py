@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..aggregator.node.routes import RouteServer
     from ..channel.custody import CustodyClient
     from ..channel_v1 import ChannelProviderV1
-    from ..v4.deploy import V4Deployment
+    from ..v4.deploy.stack import V4Deployment
     from ..wallet import WalletClient
     from .chain import Chain
     from .deploy import ChannelDeployment

@@ -23,7 +23,7 @@ from .deploy import ChannelDeployment, DeployedContract, deploy_channel_contract
 
 if TYPE_CHECKING:
     from ..keys import PrivateKey
-    from ..v4.deploy import V4Deployment
+    from ..v4.deploy.stack import V4Deployment
     from ..wallet import WalletClient
     from .chain import Chain
 
@@ -102,8 +102,8 @@ class Provisioned:
         )
         v4 = None
         if data.get("v4") is not None:
-            from ..v4.deploy import V4Deployment
-            from ..v4.pool import PoolKey
+            from ..v4.core.pool import PoolKey
+            from ..v4.deploy.stack import V4Deployment
 
             fields = dict(data["v4"])
             fields["pool_key"] = PoolKey.from_json(fields["pool_key"])
@@ -128,7 +128,7 @@ async def provision(chain: Chain, plan: ProvisionPlan, broker_key: PrivateKey) -
     await fund_broker(deployer, broker, channel, plan)
     v4 = None
     if plan.v4:
-        from ..v4.deploy import deploy_v4
+        from ..v4.deploy.stack import deploy_v4
 
         v4 = await deploy_v4(chain.w3, deployer, owner=deployer.address)
     return Provisioned(channel=channel, v4=v4)

@@ -40,7 +40,7 @@ from ..addresses import validate_address
 from ..errors import ConfigurationError
 from ..keys import PrivateKey
 from ..networks import SEPOLIA, Network
-from ..v4.create2 import CREATE2_DEPLOYER
+from ..v4.core.create2 import CREATE2_DEPLOYER
 from .local import close_quietly, mint_test_token, sandbox_key, start_relay_and_faucet
 
 if TYPE_CHECKING:
@@ -319,9 +319,9 @@ async def _deploy_at_sepolia_addresses(chain: AnvilChain) -> TwinContracts:
     from eth_hash.auto import keccak
 
     from ..contracts import load_artifact
-    from ..v4.create2 import mine_hook_salt
-    from ..v4.deploy import STEP_GAS, _deploy, hook_init_code
-    from ..v4.flags import BEFORE_SWAP_FLAG
+    from ..v4.core.create2 import mine_hook_salt
+    from ..v4.core.flags import BEFORE_SWAP_FLAG
+    from ..v4.deploy.stack import STEP_GAS, _deploy, hook_init_code
     from .deploy import DEFAULT_TOKEN_NAME, DEFAULT_TOKEN_SYMBOL, deploy_contract
 
     w3 = chain.w3

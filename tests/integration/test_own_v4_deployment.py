@@ -24,9 +24,9 @@ from settlement_widgets.v4 import (
     deploy_own_v4,
     flags_of,
     intent_id,
-    own_deployment,
     recorded_own_v4,
 )
+from settlement_widgets.v4.deploy import own as own_deployment
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = [pytest.mark.anvil, pytest.mark.asyncio(loop_scope="module")]

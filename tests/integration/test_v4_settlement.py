@@ -45,7 +45,7 @@ from settlement_widgets.v4 import (
     reason_code,
     sign_intent,
 )
-from settlement_widgets.v4.pool import MIN_SQRT_PRICE
+from settlement_widgets.v4.core.pool import MIN_SQRT_PRICE
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -14,7 +14,7 @@ from settlement_widgets.aggregator.node.deploy import (
     CrossChainDeployment,
     pool_sqrt_price_x96,
 )
-from settlement_widgets.v4.pool import PoolKey
+from settlement_widgets.v4.core.pool import PoolKey
 
 USDC = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
 WETH = "0xB7f8BC63BbcaD18155201308C8f3540b07f84F5e"

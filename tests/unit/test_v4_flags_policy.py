@@ -24,8 +24,8 @@ from settlement_widgets.v4 import (
     reason_code,
     reason_name,
 )
-from settlement_widgets.v4.pool import MAX_SQRT_PRICE, MIN_SQRT_PRICE
-from settlement_widgets.v4.provider import DETERMINISTIC_PROXY_RUNTIME, classify_owner_code
+from settlement_widgets.v4.client.provider import DETERMINISTIC_PROXY_RUNTIME, classify_owner_code
+from settlement_widgets.v4.core.pool import MAX_SQRT_PRICE, MIN_SQRT_PRICE
 
 SEPOLIA_HOOK = SEPOLIA.contracts.policy_hook
 A = "0x1111111111111111111111111111111111111111"

@@ -18,7 +18,7 @@
   :class:`~settlement_widgets.errors.AggregatorUnavailableError` when LI.FI cannot be
   reached at all. Rates are never invented: no answer means an error, never a fallback.
 
-The client turns bytes into the frozen values of :mod:`.models`; ranking and frames live
+The client turns bytes into the frozen values of :mod:`..core.models`; ranking and frames live
 elsewhere. Backoff is a pure function of the attempt number (tests make it milliseconds).
 """
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ...addresses import ZERO_ADDRESS, validate_address
 from ...contracts import load_artifact
 from ...errors import ConfigurationError, SettlementValueError
-from ...v4.pool import PoolKey
+from ...v4.core.pool import PoolKey
 
 if TYPE_CHECKING:
     from ...sandbox.chain import Chain

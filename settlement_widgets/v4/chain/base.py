@@ -1,11 +1,12 @@
 """The v4 provider's shared plumbing: contracts, reads, transactions and the proof log.
 
-:class:`V4ProviderBase` is what every part of :class:`~settlement_widgets.v4.provider.V4Provider`
-needs: the wallet and network, contract handles, chain reads that turn failures into the
-toolkit's errors, transactions whose reverts are explained (:mod:`.reverts`), the adapter's
-EIP-712 domain and proof recording. The parts themselves are mixins over it, one module each:
-:mod:`.inspection` (what the chain allows), :mod:`.policy_registration` (the hook's
-policies) and :mod:`.settlement` (solvers, approvals, intents).
+:class:`V4ProviderBase` is what every part of
+:class:`~settlement_widgets.v4.client.provider.V4Provider` needs: the wallet and network,
+contract handles, chain reads that turn failures into the toolkit's errors, transactions
+whose reverts are explained (:mod:`.reverts`), the adapter's EIP-712 domain and proof
+recording. The parts themselves are mixins over it, one module each:
+:mod:`..client.inspection` (what the chain allows), :mod:`..client.policy_registration`
+(the hook's policies) and :mod:`..client.settlement` (solvers, approvals, intents).
 """
 
 from __future__ import annotations
@@ -15,28 +16,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..addresses import validate_address
-from ..contracts import decode_revert, load_artifact
-from ..errors import (
+from ...addresses import validate_address
+from ...contracts import decode_revert, load_artifact
+from ...errors import (
     ChainUnavailableError,
     ConfigurationError,
     InvalidAmountError,
     SettlementError,
     TransactionFailedError,
 )
+from ..core.intents import Eip712Domain
 from .events import DecodedEvent, decode_logs, event_table
-from .intents import Eip712Domain
 from .reverts import LIBRARY_ERRORS, explain_revert
 
 if TYPE_CHECKING:
-    from ..networks import Network
-    from ..signer import Signer
+    from ...networks import Network
+    from ...signer import Signer
 
 __all__ = ["Tx", "V4ProviderBase", "check_uint"]
 
 #: the provider's logger keeps the name it had before the provider was split into modules,
 #: so logging configuration that targets it still applies
-_log = logging.getLogger("settlement_widgets.v4.provider")
+_log = logging.getLogger("settlement_widgets.v4.provider")  # the name users configure
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def check_uint(value: object, field_name: str, *, bits: int = 256) -> int:
 class V4ProviderBase:
     """Wallet, network, contracts and the read/transact/record plumbing of the v4 provider.
 
-    Not used on its own: :class:`~settlement_widgets.v4.provider.V4Provider` combines it with
+    Not used on its own: :class:`~..client.provider.V4Provider` combines it with
     the inspection, policy-registration and settlement mixins.
     """
 
@@ -91,7 +92,7 @@ class V4ProviderBase:
         proof_path: str | Path | None = None,
     ) -> None:
         if network is None:
-            from ..networks import get_network
+            from ...networks import get_network
 
             network = get_network()
         if chain_id is not None and chain_id != network.chain_id:
@@ -186,7 +187,7 @@ class V4ProviderBase:
         tx: Tx | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
-        from ..proofs import record_proof  # lazily: the proof log pulls in sqlite and json
+        from ...proofs import record_proof  # lazily: the proof log pulls in sqlite and json
 
         try:
             record_proof(

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ..addresses import ZERO_ADDRESS, validate_address
-from ..contracts import load_artifact
-from ..errors import ChainUnavailableError, ConfigurationError, TransactionFailedError
-from .base import V4ProviderBase
-from .flags import BEFORE_SWAP_FLAG, flags_of, hook_permissions
-from .intents import Eip712Domain
+from ...addresses import ZERO_ADDRESS, validate_address
+from ...contracts import load_artifact
+from ...errors import ChainUnavailableError, ConfigurationError, TransactionFailedError
+from ..chain.base import V4ProviderBase
+from ..core.flags import BEFORE_SWAP_FLAG, flags_of, hook_permissions
+from ..core.intents import Eip712Domain
 
 __all__ = [
     "DETERMINISTIC_PROXY_RUNTIME",

@@ -3,16 +3,16 @@
 The flow a user and a solver go through: the adapter's owner authorizes the solver, the user
 approves the adapter for ``amountIn`` and signs the intent under the adapter's EIP-712
 domain, and the solver calls ``settleIntent`` with a pool key and a quote; the hook checks
-the intent's policy during the swap. Reverts arrive explained (:mod:`.reverts`).
+the intent's policy during the swap. Reverts arrive explained (:mod:`..chain.reverts`).
 """
 
 from __future__ import annotations
 
-from ..addresses import validate_address
-from ..errors import InvalidSignatureError, SettlementValueError
-from .base import Tx, V4ProviderBase, check_uint
-from .intents import UINT256_MAX, Intent, intent_digest, recover_intent_signer
-from .pool import PoolKey, SwapParams, exact_input_swap
+from ...addresses import validate_address
+from ...errors import InvalidSignatureError, SettlementValueError
+from ..chain.base import Tx, V4ProviderBase, check_uint
+from ..core.intents import UINT256_MAX, Intent, intent_digest, recover_intent_signer
+from ..core.pool import PoolKey, SwapParams, exact_input_swap
 
 __all__ = ["SettlementMixin"]
 

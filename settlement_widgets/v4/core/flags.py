@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from ..addresses import validate_address
+from ...addresses import validate_address
 
 __all__ = [
     "ALL_HOOK_MASK",

@@ -14,7 +14,7 @@ from typing import Any
 from eth_abi import decode
 from eth_hash.auto import keccak
 
-from ..addresses import to_checksum
+from ...addresses import to_checksum
 
 __all__ = ["DecodedEvent", "decode_logs", "event_table"]
 

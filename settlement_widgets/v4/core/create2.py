@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from eth_hash.auto import keccak
 
-from ..addresses import to_checksum, validate_address
-from ..errors import ConfigurationError, SettlementValueError
+from ...addresses import to_checksum, validate_address
+from ...errors import ConfigurationError, SettlementValueError
 from .flags import ALL_HOOK_MASK
 
 __all__ = ["CREATE2_DEPLOYER", "SaltSearch", "create2_address", "mine_hook_salt"]

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from eth_hash.auto import keccak
 
-from ..errors import InvalidAmountError, SettlementValueError
+from ...errors import InvalidAmountError, SettlementValueError
 
 __all__ = [
     "BPS_DENOMINATOR",

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ..addresses import validate_address
-from ..contracts import decode_revert
-from ..errors import PolicyRejectedError, SettlementValueError, TransactionFailedError
-from .policy import explain_reason, reason_name
+from ...addresses import validate_address
+from ...contracts import decode_revert
+from ...errors import PolicyRejectedError, SettlementValueError, TransactionFailedError
+from ..core.policy import explain_reason, reason_name
 
 __all__ = ["LIBRARY_ERRORS", "REVERT_HINTS", "explain_revert"]
 

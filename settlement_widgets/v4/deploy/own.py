@@ -1,7 +1,7 @@
 """The user's own v4 deployment on a public chain: a hook that can hold policies.
 
 The hook deployed on Sepolia is owned by the CREATE2 deployer that created it, so no policy
-can ever be set on it and no intent can settle through it (:mod:`.inspection` says so). On
+can ever be set on it and no intent can settle through it (:mod:`..client.inspection` says so). On
 a chain we do not control, the way forward is to deploy the method again with the user as
 owner, next to the network's real ``PoolManager``:
 
@@ -30,12 +30,14 @@ from typing import TYPE_CHECKING, Any
 from eth_abi import encode
 from eth_hash.auto import keccak
 
-from ..addresses import ZERO_ADDRESS, validate_address
-from ..atomic_file import write_atomic
-from ..contracts import load_artifact
-from ..errors import ConfigurationError
-from .create2 import CREATE2_DEPLOYER, SaltSearch, mine_hook_salt
-from .deploy import (
+from ...addresses import ZERO_ADDRESS, validate_address
+from ...atomic_file import write_atomic
+from ...contracts import load_artifact
+from ...errors import ConfigurationError
+from ..core.create2 import CREATE2_DEPLOYER, SaltSearch, mine_hook_salt
+from ..core.flags import BEFORE_SWAP_FLAG
+from ..core.pool import PoolKey
+from .stack import (
     POOL_FEE,
     POOL_TICK_SPACING,
     V4Deployment,
@@ -44,14 +46,12 @@ from .deploy import (
     hook_init_code,
     seed_pool,
 )
-from .flags import BEFORE_SWAP_FLAG
-from .pool import PoolKey
 
 if TYPE_CHECKING:
     from web3 import AsyncWeb3
 
-    from ..networks import Network
-    from ..signer import Signer
+    from ...networks import Network
+    from ...signer import Signer
 
 __all__ = ["OwnV4Deployment", "deploy_own_v4", "own_deployments_path", "recorded_own_v4"]
 
@@ -90,7 +90,7 @@ class OwnV4Deployment:
 
 def own_deployments_path() -> Path:
     """``$SETTLEMENT_HOME/v4/own_deployments.json``."""
-    from ..networks import settlement_home
+    from ...networks import settlement_home
 
     return settlement_home() / "v4" / "own_deployments.json"
 

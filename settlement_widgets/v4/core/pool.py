@@ -15,8 +15,8 @@ from typing import Any, Final
 from eth_abi import encode
 from eth_hash.auto import keccak
 
-from ..addresses import validate_address
-from ..errors import SettlementValueError
+from ...addresses import validate_address
+from ...errors import SettlementValueError
 from .intents import Intent
 
 __all__ = [

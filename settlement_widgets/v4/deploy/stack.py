@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Any
 from eth_abi import encode
 from eth_hash.auto import keccak
 
-from ..addresses import validate_address
-from ..contracts import load_artifact
-from ..errors import ConfigurationError
-from .create2 import SaltSearch, mine_hook_salt
-from .flags import BEFORE_SWAP_FLAG, flags_of
-from .pool import PoolKey
+from ...addresses import validate_address
+from ...contracts import load_artifact
+from ...errors import ConfigurationError
+from ..core.create2 import SaltSearch, mine_hook_salt
+from ..core.flags import BEFORE_SWAP_FLAG, flags_of
+from ..core.pool import PoolKey
 
 if TYPE_CHECKING:
     from web3 import AsyncWeb3
 
-    from ..networks import Network
-    from ..signer import Signer
+    from ...networks import Network
+    from ...signer import Signer
 
 __all__ = [
     "POOL_FEE",

@@ -4,21 +4,21 @@ Only the hook's owner may register a policy (``setPolicy`` / ``setPolicyWithSlip
 policy's updater may later change its bounds. When the wallet is not the owner, the revert is
 explained with who the owner is (and :meth:`~.inspection.InspectionMixin.inspect` says
 whether that owner can register policies at all). The decision table itself is the pure
-:mod:`.policy`.
+:mod:`..core.policy`.
 """
 
 from __future__ import annotations
 
-from ..addresses import validate_address
-from ..errors import (
+from ...addresses import validate_address
+from ...errors import (
     ConfigurationError,
     InvalidAmountError,
     SettlementValueError,
     TransactionFailedError,
 )
-from .base import Tx, V4ProviderBase, check_uint
-from .intents import Intent
-from .policy import BPS_DENOMINATOR, Policy, reason_name
+from ..chain.base import Tx, V4ProviderBase, check_uint
+from ..core.intents import Intent
+from ..core.policy import BPS_DENOMINATOR, Policy, reason_name
 
 __all__ = ["PolicyRegistrationMixin"]
 

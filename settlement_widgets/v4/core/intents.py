@@ -20,15 +20,15 @@ from typing import Any, Final, Protocol
 from eth_abi import encode
 from eth_hash.auto import keccak
 
-from ..addresses import validate_address
-from ..errors import (
+from ...addresses import validate_address
+from ...errors import (
     ConfigurationError,
     InvalidAmountError,
     InvalidSignatureError,
     SettlementValueError,
 )
-from ..keys import PrivateKey, recover_address
-from ..networks import SEPOLIA
+from ...keys import PrivateKey, recover_address
+from ...networks import SEPOLIA
 
 __all__ = [
     "EIP712_DOMAIN_TYPEHASH",

@@ -11,8 +11,8 @@ finds the hook owned by the CREATE2 factory, so it says plainly that no policy c
 
 The provider is split by concern, one module each, combined here into :class:`V4Provider`:
 
-* :mod:`.base` - wallet, contracts, reads, transactions, proof recording (:class:`Tx`)
-* :mod:`.reverts` - what each custom error means and what to do
+* :mod:`..chain.base` - wallet, contracts, reads, transactions, proof recording (:class:`Tx`)
+* :mod:`..chain.reverts` - what each custom error means and what to do
 * :mod:`.inspection` - :meth:`V4Provider.inspect` and the owner classification
 * :mod:`.policy_registration` - registering, updating and checking policies
 * :mod:`.settlement` - solvers, approvals, signing and settling intents
@@ -20,7 +20,7 @@ The provider is split by concern, one module each, combined here into :class:`V4
 
 from __future__ import annotations
 
-from .base import Tx
+from ..chain.base import Tx
 from .inspection import (
     DETERMINISTIC_PROXY_RUNTIME,
     InspectionMixin,
