@@ -10,12 +10,17 @@ the old module's public names and do not warn. The package itself never imports 
 
 from __future__ import annotations
 
+import ast
 import importlib
+import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: old path -> (the modules that now define its names, the names the old module exported)
 MOVED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -158,6 +163,134 @@ MOVED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "RouteServer",
         ),
     ),
+    "settlement_widgets.v4.base": (
+        ("settlement_widgets.v4.chain.base",),
+        (
+            "Tx",
+            "V4ProviderBase",
+            "check_uint",
+        ),
+    ),
+    "settlement_widgets.v4.create2": (
+        ("settlement_widgets.v4.core.create2",),
+        (
+            "CREATE2_DEPLOYER",
+            "SaltSearch",
+            "create2_address",
+            "mine_hook_salt",
+        ),
+    ),
+    "settlement_widgets.v4.events": (
+        ("settlement_widgets.v4.chain.events",),
+        (
+            "DecodedEvent",
+            "decode_logs",
+            "event_table",
+        ),
+    ),
+    "settlement_widgets.v4.flags": (
+        ("settlement_widgets.v4.core.flags",),
+        (
+            "ALL_HOOK_MASK",
+            "BEFORE_SWAP_FLAG",
+            "HOOK_FLAGS",
+            "flags_of",
+            "has_exact_flags",
+            "hook_permissions",
+        ),
+    ),
+    "settlement_widgets.v4.inspection": (
+        ("settlement_widgets.v4.client.inspection",),
+        (
+            "DETERMINISTIC_PROXY_RUNTIME",
+            "InspectionMixin",
+            "OwnerKind",
+            "V4Inspection",
+            "classify_owner_code",
+        ),
+    ),
+    "settlement_widgets.v4.intents": (
+        ("settlement_widgets.v4.core.intents",),
+        (
+            "EIP712_DOMAIN_TYPEHASH",
+            "INTENT_TYPE",
+            "INTENT_TYPEHASH",
+            "SEPOLIA_ADAPTER_DOMAIN",
+            "UINT256_MAX",
+            "Eip712Domain",
+            "Intent",
+            "domain_separator",
+            "intent_digest",
+            "intent_id",
+            "intent_struct_hash",
+            "recover_intent_signer",
+            "sign_intent",
+        ),
+    ),
+    "settlement_widgets.v4.own_deployment": (
+        ("settlement_widgets.v4.deploy.own",),
+        (
+            "OwnV4Deployment",
+            "deploy_own_v4",
+            "own_deployments_path",
+            "recorded_own_v4",
+        ),
+    ),
+    "settlement_widgets.v4.policy": (
+        ("settlement_widgets.v4.core.policy",),
+        (
+            "BPS_DENOMINATOR",
+            "REASON_CODES",
+            "REASON_OK",
+            "REASON_POLICY_EXPIRED",
+            "REASON_POLICY_MISSING",
+            "REASON_SLIPPAGE_EXCEEDED",
+            "Policy",
+            "effective_min",
+            "evaluate_policy",
+            "explain_reason",
+            "reason_code",
+            "reason_name",
+        ),
+    ),
+    "settlement_widgets.v4.policy_registration": (
+        ("settlement_widgets.v4.client.policy_registration",),
+        ("PolicyRegistrationMixin",),
+    ),
+    "settlement_widgets.v4.pool": (
+        ("settlement_widgets.v4.core.pool",),
+        (
+            "DYNAMIC_FEE_FLAG",
+            "MAX_SQRT_PRICE",
+            "MIN_SQRT_PRICE",
+            "PoolKey",
+            "SwapParams",
+            "exact_input_swap",
+        ),
+    ),
+    "settlement_widgets.v4.provider": (
+        ("settlement_widgets.v4.client.provider",),
+        (
+            "DETERMINISTIC_PROXY_RUNTIME",
+            "OwnerKind",
+            "Tx",
+            "V4Inspection",
+            "V4Provider",
+            "classify_owner_code",
+        ),
+    ),
+    "settlement_widgets.v4.reverts": (
+        ("settlement_widgets.v4.chain.reverts",),
+        (
+            "LIBRARY_ERRORS",
+            "REVERT_HINTS",
+            "explain_revert",
+        ),
+    ),
+    "settlement_widgets.v4.settlement": (
+        ("settlement_widgets.v4.client.settlement",),
+        ("SettlementMixin",),
+    ),
 }
 
 #: old module paths that are now public packages of the new layout (no warning)
@@ -174,6 +307,17 @@ BECAME_PACKAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "backoff_delay",
             "parse_rate_limit",
             "parse_retry_after",
+        ),
+    ),
+    "settlement_widgets.v4.deploy": (
+        ("settlement_widgets.v4.deploy.stack",),
+        (
+            "POOL_FEE",
+            "POOL_SQRT_PRICE_X96",
+            "POOL_TICK_SPACING",
+            "V4Deployment",
+            "deploy_v4",
+            "seed_pool",
         ),
     ),
 }
@@ -233,3 +377,44 @@ def test_the_package_and_the_new_paths_never_warn() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def _imported_modules(source: str, package: list[str]) -> set[str]:
+    """Absolute names of the modules ``source`` imports from (relative ones resolved)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_package_tests_and_notebooks_use_the_new_paths() -> None:
+    """No module of the package (but the shims themselves), no test, benchmark or notebook
+    code cell imports an old path."""
+    shims = {ROOT / Path(*old.split(".")) for old in MOVED}
+    offenders = []
+    for folder in ("settlement_widgets", "tests", "benchmarks", "binder"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.with_suffix("") in shims or path.parent in shims:
+                continue
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            package = parts if parts[-1] == "__init__" else parts[:-1]
+            package = package[:-1] if package and package[-1] == "__init__" else package
+            used = _imported_modules(path.read_text(), package) & set(MOVED)
+            offenders += [f"{path.relative_to(ROOT)}: {name}" for name in sorted(used)]
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(notebook.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                source = "\n".join(
+                    line
+                    for line in "".join(cell["source"]).splitlines()
+                    if not line.lstrip().startswith(("%", "!"))
+                )
+                used = _imported_modules(source, []) & set(MOVED)
+                offenders += [f"{notebook.name}: {name}" for name in sorted(used)]
+    assert not offenders

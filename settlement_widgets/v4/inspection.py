@@ -1,0 +1,31 @@
+"""Deprecated path: this module moved to :mod:`settlement_widgets.v4.client.inspection`.
+
+Kept for one release so existing imports keep working; importing it warns.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .client.inspection import (
+    DETERMINISTIC_PROXY_RUNTIME,
+    InspectionMixin,
+    OwnerKind,
+    V4Inspection,
+    classify_owner_code,
+)
+
+__all__ = [
+    "DETERMINISTIC_PROXY_RUNTIME",
+    "InspectionMixin",
+    "OwnerKind",
+    "V4Inspection",
+    "classify_owner_code",
+]
+
+_NEW = "settlement_widgets.v4.client.inspection"
+warnings.warn(
+    f"{__name__} moved to {_NEW}; this path will be removed in the next release",
+    DeprecationWarning,
+    stacklevel=2,
+)
