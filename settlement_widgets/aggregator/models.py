@@ -1,4 +1,5 @@
-"""Deprecated path: this module moved to :mod:`settlement_widgets.aggregator.core.models`.
+"""Deprecated path: this module moved to :mod:`settlement_widgets.aggregator.core.models`
+(the values) and :mod:`settlement_widgets.aggregator.core.parse` (the parsers).
 
 Kept for one release so existing imports keep working; importing it warns.
 """
@@ -22,6 +23,8 @@ from .core.models import (
     Token,
     TransactionInfo,
     TransactionRequest,
+)
+from .core.parse import (
     parse_chains,
     parse_quote,
     parse_routes,

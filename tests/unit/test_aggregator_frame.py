@@ -17,7 +17,7 @@ from settlement_widgets.aggregator import (
     routes_frame,
     routes_styler,
 )
-from settlement_widgets.aggregator.core.models import parse_routes
+from settlement_widgets.aggregator.core.parse import parse_routes
 from settlement_widgets.errors import SettlementValueError
 from tests.lifi_synthetic import fixture
 

@@ -18,7 +18,7 @@ from settlement_widgets.aggregator.client.lifi import (
     parse_rate_limit,
     parse_retry_after,
 )
-from settlement_widgets.aggregator.core.models import (
+from settlement_widgets.aggregator.core.parse import (
     parse_chains,
     parse_quote,
     parse_routes,

@@ -16,7 +16,7 @@ from settlement_widgets.aggregator import (
     net_value,
     rank_routes,
 )
-from settlement_widgets.aggregator.core.models import parse_quote, parse_routes
+from settlement_widgets.aggregator.core.parse import parse_quote, parse_routes
 from settlement_widgets.aggregator.core.ranking import best
 from tests.lifi_synthetic import fixture
 

@@ -34,7 +34,10 @@ MOVED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "settlement_widgets.aggregator.models": (
-        ("settlement_widgets.aggregator.core.models",),
+        (
+            "settlement_widgets.aggregator.core.models",
+            "settlement_widgets.aggregator.core.parse",
+        ),
         (
             "STATUS_VALUES",
             "TERMINAL_STATUSES",

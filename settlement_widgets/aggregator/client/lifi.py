@@ -55,6 +55,9 @@ from ..core.models import (
     Status,
     Step,
     Token,
+)
+from ..core.params import TransferRequest
+from ..core.parse import (
     parse_chains,
     parse_quote,
     parse_routes,
@@ -62,7 +65,6 @@ from ..core.models import (
     parse_step,
     parse_tokens,
 )
-from ..core.params import TransferRequest
 
 __all__ = [
     "API_KEY_HEADER",

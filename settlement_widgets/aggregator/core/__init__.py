@@ -1,6 +1,6 @@
 """The aggregator method's pure core: no sockets, no chain, no event loop.
 
-- :mod:`.models`: LI.FI's answers as strictly parsed frozen values;
+- :mod:`.models` and :mod:`.parse`: LI.FI's answers as frozen values, parsed strictly;
 - :mod:`.params`: a transfer request, checked, with chain and token names resolved;
 - :mod:`.valuation` and :mod:`.ranking`: the USD arithmetic and the best-rate rule;
 - :mod:`.plan`: the transactions a route asks the wallet to sign;
