@@ -161,7 +161,8 @@ async def _run(args: argparse.Namespace) -> int:
     if args.twin:
         return await _run_twin(args)
     from .collector import settle_collector
-    from .local import LocalSandbox, default_profile_path, remove_profile, write_profile
+    from .local import LocalSandbox
+    from .profile import default_profile_path, remove_profile, write_profile
 
     options: dict[str, Any] = {
         "chain": args.rpc_url or args.chain,

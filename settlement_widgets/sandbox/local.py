@@ -17,7 +17,6 @@ notebook shows the same values on every run.
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import tempfile
 from dataclasses import replace
@@ -28,7 +27,8 @@ from ..addresses import ZERO_ADDRESS
 from ..erc7824.keccak import keccak256
 from ..errors import ConfigurationError, SettlementValueError, UnknownOptionError
 from ..keys import PrivateKey
-from ..networks import Network, local, settlement_home
+from ..networks import Network, local
+from .profile import explorer_tx, remove_profile, write_profile
 from .provision import mint_test_token
 
 if TYPE_CHECKING:
@@ -394,7 +394,10 @@ class LocalSandbox:
         self._network = network
         labels = network_labels(network)
         if self.with_aggregator:
-            network = await self._start_aggregator(network, base, labels)
+            from .aggregator_node import start_aggregator_node
+
+            relayer = sandbox_key("bridge relayer") if self.deterministic else PrivateKey.generate()
+            network = await start_aggregator_node(self, network, base, labels, relayer)
         http.services.explorer = Explorer(
             chain.w3,
             labels=labels,
@@ -484,82 +487,6 @@ class LocalSandbox:
         if not any(c.status != "final" for c in provider.channels()):
             await provider.create_channel(provider.node_address, provider.asset, liquidity)
         self.faucet.payer = V1FaucetPayer(provider)
-
-    async def _start_aggregator(
-        self, network: Network, base: str, labels: dict[str, str]
-    ) -> Network:
-        """Second chain, tokens, bridges, pool, relayer and route server (``aggregator``)."""
-        from dataclasses import replace
-
-        from ..aggregator.node.deploy import SECOND_CHAIN_ID, deploy_crosschain
-        from ..aggregator.node.relayer import BridgeRelayer
-        from ..aggregator.node.routes import RouteServer
-        from .chain import InProcessChain, start_chain
-        from .explorer import Explorer
-        from .jsonrpc import InProcessJsonRpc
-
-        assert self.chain is not None and self.http is not None
-        backend = (
-            self.chain_backend if self.chain_backend in ("inprocess", "anvil") else "inprocess"
-        )
-        second = await start_chain(backend, chain_id=SECOND_CHAIN_ID)
-        self.second_chain = second
-        relayer_key = sandbox_key("bridge relayer") if self.deterministic else PrivateKey.generate()
-        crosschain = await deploy_crosschain(
-            [self.chain, second],
-            relayer=relayer_key.address,
-            fund=[w.address for w in self._wallets],
-            fund_amount=self.token_funding,
-            pool_manager=self.v4.pool_manager if self.v4 is not None else None,
-            modify_liquidity_router=(
-                self.v4.modify_liquidity_router if self.v4 is not None else None
-            ),
-        )
-        self.crosschain = crosschain
-        chains = {self.chain.chain_id: self.chain, second.chain_id: second}
-        second_explorer = f"{network.explorer_base}/chain/{second.chain_id}"
-        explorers = {self.chain.chain_id: network.explorer_base, second.chain_id: second_explorer}
-        self.route_server = RouteServer(
-            chains, crosschain, explorers, block_time=self.bridge_block_time
-        )
-        self.relayer = BridgeRelayer(
-            chains, crosschain, relayer_key, block_time=self.bridge_block_time
-        )
-        self.relayer.start()
-        chain_labels: dict[str, str] = {}
-        for d in crosschain.chains.values():
-            named = {d.usdc: "USDC (sandbox)", crosschain.relayer: "bridge relayer"}
-            named |= {address: f"{key} bridge" for key, address in d.bridges.items()}
-            if d.router is not None and d.weth is not None:
-                named |= {d.router: "SandboxRouter", d.weth: "WETH (sandbox)"}
-            if d.chain_id == self.chain.chain_id:
-                labels.update(named)
-            else:
-                chain_labels |= named
-                chain_labels |= {
-                    w.address: f"dev wallet {i}" for i, w in enumerate(self._wallets, 1)
-                }
-        services = self.http.services
-        services.lifi = self.route_server
-        services.chains[second.chain_id] = (
-            InProcessJsonRpc(second) if isinstance(second, InProcessChain) else None,
-            Explorer(second.w3, base=f"/explorer/chain/{second.chain_id}", labels=chain_labels),
-        )
-        aggregator = crosschain.to_json()
-        aggregator["chains"] = [
-            entry
-            | {
-                "rpcUrl": (
-                    chains[entry["chainId"]].rpc_url
-                    or (network.rpc_url if entry["chainId"] == self.chain.chain_id
-                        else f"{base}/chain/{entry['chainId']}/rpc")
-                ),
-                "explorerBase": explorers[entry["chainId"]],
-            }
-            for entry in aggregator["chains"]
-        ]  # fmt: skip
-        extra = {**network.extra, "lifiUrl": f"{base}/lifi/v1", "aggregator": aggregator}
-        return replace(network, extra=extra)
 
     async def restart_relay(self) -> None:
         """Stop the relay node and start a new one on the same port over the same ledger, as
@@ -656,39 +583,6 @@ async def close_quietly(resource: Any, method: str = "aclose") -> None:
     if resource is not None:
         with contextlib.suppress(Exception):
             await getattr(resource, method)()
-
-
-def explorer_tx(network: Network, chain_id: int, tx_hash: str) -> str:
-    """The explorer page of ``tx_hash`` on ``chain_id`` for a sandbox profile: the first
-    chain's under ``explorer_base``, another chain's under ``{explorer_base}/chain/<id>``."""
-    base = network.explorer_base
-    if chain_id != network.chain_id:
-        base = f"{base}/chain/{chain_id}"
-    return f"{base}/tx/{tx_hash}"
-
-
-def default_profile_path() -> Path:
-    return settlement_home() / "sandbox" / "profile.json"
-
-
-def write_profile(network: Network, path: Path | None = None) -> Path:
-    """Write ``network``'s profile where ``networks.get_network("local")`` reads it."""
-    from ..atomic_file import write_atomic
-
-    return write_atomic(
-        path or default_profile_path(), json.dumps(network.to_json(), indent=2) + "\n"
-    )
-
-
-def remove_profile(path: Path, network: Network | None) -> None:
-    """Remove a profile we wrote, unless another sandbox has replaced it since."""
-    try:
-        current = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return
-    if network is not None and current == network.to_json():
-        with contextlib.suppress(OSError):
-            path.unlink()
 
 
 async def _chain_instance(chain: Chain, backend: str) -> str:
