@@ -321,7 +321,7 @@ async def _deploy_at_sepolia_addresses(chain: AnvilChain) -> TwinContracts:
     from ..contracts import load_artifact
     from ..v4.core.create2 import mine_hook_salt
     from ..v4.core.flags import BEFORE_SWAP_FLAG
-    from ..v4.deploy.stack import STEP_GAS, _deploy, hook_init_code
+    from ..v4.deploy.stack import STEP_GAS, deploy_artifact, hook_init_code
     from .deploy import DEFAULT_TOKEN_NAME, DEFAULT_TOKEN_SYMBOL, deploy_contract
 
     w3 = chain.w3
@@ -343,7 +343,7 @@ async def _deploy_at_sepolia_addresses(chain: AnvilChain) -> TwinContracts:
     )
     await place("TestToken", token.address, SEPOLIA.token)
 
-    manager = await _deploy(w3, deployer, "PoolManager", deployer.address)
+    manager = await deploy_artifact(w3, deployer, "PoolManager", deployer.address)
     await place("PoolManager", manager, c.pool_manager, patch_self=True)
     # the hook as deployed on Sepolia: through the CREATE2 deployer, which became its owner
     init_code = hook_init_code(c.pool_manager, CREATE2_DEPLOYER)
@@ -355,6 +355,8 @@ async def _deploy_at_sepolia_addresses(chain: AnvilChain) -> TwinContracts:
         abis=[load_artifact("PolicyHook").abi],
     )
     await place("PolicyHook", search.address, c.policy_hook)
-    adapter = await _deploy(w3, deployer, "SettlementAdapter", c.policy_hook, SEPOLIA.deployer)
+    adapter = await deploy_artifact(
+        w3, deployer, "SettlementAdapter", c.policy_hook, SEPOLIA.deployer
+    )
     await place("SettlementAdapter", adapter, c.settlement_adapter)
     return TwinContracts(moved)

@@ -42,7 +42,7 @@ from .stack import (
     POOL_TICK_SPACING,
     V4Deployment,
     _contract,
-    _deploy,
+    deploy_artifact,
     hook_init_code,
     seed_pool,
 )
@@ -233,10 +233,12 @@ async def deploy_own_v4(
         return address
 
     token_a = await step(
-        "token_a", lambda: _deploy(w3, wallet, "V4TestToken", "V4 Test Token A", "V4A", gas=None)
+        "token_a",
+        lambda: deploy_artifact(w3, wallet, "V4TestToken", "V4 Test Token A", "V4A", gas=None),
     )
     token_b = await step(
-        "token_b", lambda: _deploy(w3, wallet, "V4TestToken", "V4 Test Token B", "V4B", gas=None)
+        "token_b",
+        lambda: deploy_artifact(w3, wallet, "V4TestToken", "V4 Test Token B", "V4B", gas=None),
     )
     init_code = hook_init_code(pool_manager, owner)
     search = mine_hook_salt(CREATE2_DEPLOYER, keccak(init_code), BEFORE_SWAP_FLAG)
@@ -253,10 +255,12 @@ async def deploy_own_v4(
         return search.address
 
     hook = await step("hook", deploy_hook)
-    await step("adapter", lambda: _deploy(w3, wallet, "SettlementAdapter", hook, owner, gas=None))
+    await step(
+        "adapter", lambda: deploy_artifact(w3, wallet, "SettlementAdapter", hook, owner, gas=None)
+    )
     router = await step(
         "modify_router",
-        lambda: _deploy(w3, wallet, "PoolModifyLiquidityTest", pool_manager, gas=None),
+        lambda: deploy_artifact(w3, wallet, "PoolModifyLiquidityTest", pool_manager, gas=None),
     )
     pool_key = PoolKey.for_tokens(
         token_a, token_b, fee=POOL_FEE, tick_spacing=POOL_TICK_SPACING, hooks=hook

@@ -41,6 +41,7 @@ __all__ = [
     "POOL_SQRT_PRICE_X96",
     "POOL_TICK_SPACING",
     "V4Deployment",
+    "deploy_artifact",
     "deploy_v4",
     "seed_pool",
 ]
@@ -122,9 +123,11 @@ def _contract(w3: AsyncWeb3, name: str, address: str | None = None) -> Any:
     return w3.eth.contract(address=address, abi=art.abi)  # type: ignore[call-overload]
 
 
-async def _deploy(
+async def deploy_artifact(
     w3: AsyncWeb3, wallet: Signer, name: str, *args: Any, gas: int | None = STEP_GAS
 ) -> str:
+    """Deploy the compiled contract ``name`` with ``args``; its checked address. (The twin
+    deploys its v4 contracts with it too.)"""
     factory = _contract(w3, name)
     receipt = await wallet.transact(
         factory.constructor(*args), gas=gas, abis=[load_artifact(name).abi]
@@ -196,12 +199,12 @@ async def deploy_v4(
     wallet = deployer_wallet
     t0 = time.perf_counter()
 
-    pool_manager = await _deploy(w3, wallet, "PoolManager", owner)
-    modify_router = await _deploy(w3, wallet, "PoolModifyLiquidityTest", pool_manager)
-    swap_router = await _deploy(w3, wallet, "PoolSwapTest", pool_manager)
-    token_a = await _deploy(w3, wallet, "V4TestToken", "V4 Test Token A", "V4A")
-    token_b = await _deploy(w3, wallet, "V4TestToken", "V4 Test Token B", "V4B")
-    hook_deployer = await _deploy(w3, wallet, "HookDeployer")
+    pool_manager = await deploy_artifact(w3, wallet, "PoolManager", owner)
+    modify_router = await deploy_artifact(w3, wallet, "PoolModifyLiquidityTest", pool_manager)
+    swap_router = await deploy_artifact(w3, wallet, "PoolSwapTest", pool_manager)
+    token_a = await deploy_artifact(w3, wallet, "V4TestToken", "V4 Test Token A", "V4A")
+    token_b = await deploy_artifact(w3, wallet, "V4TestToken", "V4 Test Token B", "V4B")
+    hook_deployer = await deploy_artifact(w3, wallet, "HookDeployer")
 
     hook_owner = hook_deployer if hook_owner_is_factory else owner
     init_code = hook_init_code(pool_manager, hook_owner)
@@ -216,7 +219,7 @@ async def deploy_v4(
         raise ConfigurationError(f"the hook did not land at the mined address {search.address}")
     hook = search.address
 
-    adapter = await _deploy(w3, wallet, "SettlementAdapter", hook, owner)
+    adapter = await deploy_artifact(w3, wallet, "SettlementAdapter", hook, owner)
 
     key = PoolKey.for_tokens(
         token_a, token_b, fee=POOL_FEE, tick_spacing=POOL_TICK_SPACING, hooks=hook
