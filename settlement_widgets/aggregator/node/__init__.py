@@ -10,17 +10,21 @@ real.
   blocks), releases on the destination (and swaps there when WETH was asked for) or
   refunds on the source;
 - :mod:`.routes`: ``/chains``, ``/tokens``, ``/quote``, ``/advanced/routes``,
-  ``/advanced/stepTransaction`` and ``/status`` in LI.FI's schema, answered from the chains.
+  ``/advanced/stepTransaction`` and ``/status`` in LI.FI's schema, answered from the chains
+  (:class:`~.routes.RouteServer` over :mod:`.route_base`, with :mod:`.route_status` for
+  ``/status`` and :mod:`.lifi_schema` for the JSON it writes).
 
-``LocalSandbox(aggregator=True)`` starts all of it; ``AggregatorProvider(base_url=sb.lifi_url)``
+``LocalSandbox(aggregator=True)`` starts all of it
+(:mod:`settlement_widgets.sandbox.aggregator_node`); ``AggregatorProvider(base_url=sb.lifi_url)``
 uses it with the client code that talks to the live API.
 """
 
 from __future__ import annotations
 
 from .deploy import BRIDGES, SECOND_CHAIN_ID, BridgeSpec, ChainDeployment, CrossChainDeployment
+from .lifi_schema import GAS_LIMITS, GAS_UNITS, LifiError
 from .relayer import BridgeRelayer, PendingTransfer
-from .routes import GAS_LIMITS, GAS_UNITS, LifiError, RouteServer
+from .routes import RouteServer
 
 __all__ = [
     "BRIDGES",
