@@ -10,18 +10,43 @@ route server (:mod:`~settlement_widgets.aggregator.node`), wired into the sandbo
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..aggregator.node.deploy import CrossChainDeployment
+    from ..aggregator.node.relayer import BridgeRelayer
+    from ..aggregator.node.routes import RouteServer
     from ..keys import PrivateKey
     from ..networks import Network
-    from .local import LocalSandbox
+    from ..v4.deploy.stack import V4Deployment
+    from ..wallet import WalletClient
+    from .chain import Chain
+    from .http import SandboxHttpServer
 
-__all__ = ["start_aggregator_node"]
+__all__ = ["AggregatorHost", "start_aggregator_node"]
+
+
+class AggregatorHost(Protocol):
+    """What :func:`start_aggregator_node` reads from and sets on the sandbox that hosts the
+    node (:class:`~settlement_widgets.sandbox.local.LocalSandbox`)."""
+
+    chain: Chain | None
+    chain_backend: str
+    http: SandboxHttpServer | None
+    token_funding: int
+    v4: V4Deployment | None
+    bridge_block_time: float
+    second_chain: Chain | None
+    crosschain: CrossChainDeployment | None
+    relayer: BridgeRelayer | None
+    route_server: RouteServer | None
+
+    @property
+    def wallets(self) -> tuple[WalletClient, ...]: ...
 
 
 async def start_aggregator_node(
-    sb: LocalSandbox, network: Network, base: str, labels: dict[str, str], relayer_key: PrivateKey
+    sb: AggregatorHost, network: Network, base: str, labels: dict[str, str], relayer_key: PrivateKey
 ) -> Network:
     """Start the second chain, its contracts, the relayer (signing with ``relayer_key``) and
     the route server for ``sb``; returns ``network`` with the aggregator's profile entries.
