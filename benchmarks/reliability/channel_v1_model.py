@@ -460,7 +460,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             p = self.provider(i)
             gift = gift and self.faucet_left >= faucet_floor
             self.step(f"challenge_and_close({i}, gift={gift})")
-            channel = p.channels()[-1]
+            channel = self.call(p.channels)[-1]  # the store lives on the loop thread
             self.run(p.sync())  # receives acknowledged: the latest state is co-signed
             assert self.run(p.challenge()).status == 1
             if gift:
