@@ -45,7 +45,9 @@ __all__ = [
 
 #: transition types (Nitrolite v1.4.1 ``sdk/ts/src/core/types.ts``)
 ACK, DEPOSIT, WITHDRAW, SEND, RECEIVE, COMMIT, RELEASE, FINALIZE = 1, 10, 11, 30, 31, 40, 41, 200
-_CREDITS: Final = (RECEIVE, RELEASE)
+#: the node's credit after a challenged channel closed (Nitronode ``NewChallengeRescueState``)
+RESCUE: Final = 201
+_CREDITS: Final = (RECEIVE, RELEASE, RESCUE)
 _OUTFLOWS: Final = (SEND, COMMIT, WITHDRAW)
 #: provider channel status -> the hub's ``ChannelStatus`` name
 _HUB_STATUS: Final = {"active": "OPERATING", "final": "CLOSED", "dispute": "DISPUTED"}

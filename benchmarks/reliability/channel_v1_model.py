@@ -447,6 +447,33 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             if reopen:
                 self.create(i, min(U, self.tokens[i]))
 
+        @precondition(lambda self: any(self.open.values()))
+        @rule(data=st.data(), gift=st.sampled_from([False, True]), now=_RARELY)
+        def challenge_and_close(self, data: Any, gift: bool, now: bool) -> None:
+            """A dispute the node never answers: the wallet challenges with its latest
+            co-signed state (optionally receiving a faucet payment while it is disputed),
+            the period passes, the wallet closes on chain. The node then credits what the
+            chain did not enforce with a challenge rescue, and the wallet may open again."""
+            if not now:  # rarer than an operation
+                return
+            i = self.pick(data, True)
+            p = self.provider(i)
+            gift = gift and self.faucet_left >= faucet_floor
+            self.step(f"challenge_and_close({i}, gift={gift})")
+            channel = self.call(p.channels)[-1]  # the store lives on the loop thread
+            self.run(p.sync())  # receives acknowledged: the latest state is co-signed
+            assert self.run(p.challenge()).status == 1
+            if gift:
+                reply = self.run(request_faucet_tokens(self.wallets[i].address, sb.network))
+                assert reply["success"] is True, reply
+            self.run(sb.chain.time_travel(channel.challenge_period + 1))
+            assert self.run(p.close_channel()).status == 1
+            self.tokens[i] += self.offchain[i]  # the challenged state's balance
+            self.offchain[i] = tip if gift else 0  # credited by the rescue
+            self.open[i] = False
+            self.bare[i] = False  # the latest state is the node's unsigned rescue
+            assert self.run(p.balances()).get(p.asset, 0) == self.offchain[i]
+
         @rule(i=wallet_ids)
         def sync(self, i: int) -> None:
             self.step(f"sync({i})")

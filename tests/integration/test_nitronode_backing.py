@@ -6,6 +6,8 @@ its client, no mocks.
   ``confirmation_delay_secs``: until then the node refuses every next state with Nitronode
   v1.4.1's "home deposit is still ongoing"; time moves by mining, never by sleeping;
 - a channel closed on chain gets no new state, and no node-signed receive state either;
+  closed by a challenge (no finalize), the node advances the wallet past it with a
+  challenge rescue crediting what the chain did not enforce, and a new channel opens on it;
 - a creation for an id the chain or the node knows is refused ("cannot use same home channel
   id"), and the provider never picks such an id (open, close, open again works, also when
   another client took the next nonce);
@@ -30,7 +32,7 @@ from settlement_widgets.channel import request_faucet_tokens
 from settlement_widgets.channel_v1 import ChannelProviderV1
 from settlement_widgets.channel_v1.hub import ChannelHubClient, contract_definition
 from settlement_widgets.channel_v1.store import V1Store
-from settlement_widgets.errors import InvalidAmountError, RelayError
+from settlement_widgets.errors import InvalidAmountError, InvalidStateError, RelayError
 from settlement_widgets.networks import Network
 from settlement_widgets.nitrolite_v1.calldata import contract_state_from_wire
 from settlement_widgets.nitrolite_v1.lifecycle import (
@@ -228,22 +230,35 @@ async def test_a_channel_closed_on_chain_gets_no_state(
         await pe.transfer(channel.id, U, gus.address)
         # closed on chain without a finalize: a challenge whose period passed
         await pe.challenge(channel.id)
+        # during the challenge fay sends erin 1: stored on the disputed channel, unsigned,
+        # above the version the chain will close at
+        await pf.transfer(None, U, erin.address)
+        disputed = await _latest(pe)
+        assert disputed is not None and disputed["transition"]["type"] == 31
+        assert disputed.get("node_sig") is None
         await sb.chain.time_travel(channel.challenge_period + 1)
         await pe.close_channel(channel.id)
         assert (await pe.hub.get_channel_data(channel.id)).status == "CLOSED"
+        # no finalize ended it: the node advances erin past it with a challenge rescue that
+        # credits what the chain did not enforce (the 1 received during the challenge)
         latest = await _latest(pe)
-        assert latest is not None and latest["transition"]["type"] == 30  # no finalize
+        assert latest is not None and latest["transition"]["type"] == 201
+        assert latest["transition"]["account_id"].lower() == channel.id.lower()
+        assert latest["transition"]["amount"] == "1" and not latest.get("home_channel_id")
+        assert (latest["epoch"], latest["version"]) == (str(int(disputed["epoch"]) + 1), "1")
+        assert latest["home_ledger"]["user_balance"] == "1"
+        assert latest.get("user_sig") is None and latest.get("node_sig") is None
 
-        with pytest.raises(RelayError, match="user has no active channel"):
-            await pe.client.transfer(gus.address, pe.asset, "1")
-        with pytest.raises(RelayError, match="user has no active channel"):
-            await pe.client.withdraw(sb.chain.chain_id, pe.asset, "1")
-        assert (await _latest(pe))["version"] == latest["version"]  # type: ignore[index]
-        # funds sent to erin are held for her, but not node-signed on the closed channel
+        # no state on the closed channel: a transfer would have to open a new one, and
+        # erin holds 1 off chain, not 2 (the SDK's packer refuses, as ours)
+        with pytest.raises(InvalidStateError, match="cannot be packed"):
+            await pe.client.transfer(gus.address, pe.asset, "2")
+        assert (await _latest(pe)) == latest
+        # funds sent to erin are held for her, off channel and not node-signed
         await pf.transfer(None, U, erin.address)
         received = await _latest(pe)
         assert received is not None and received["transition"]["type"] == 31
-        assert received.get("node_sig") is None
+        assert received.get("node_sig") is None and not received.get("home_channel_id")
 
         # the channel's id again: refused by the node that knows it and by one that only
         # sees it on chain (the issue's case: a creation nobody could put on chain). The
@@ -258,6 +273,14 @@ async def test_a_channel_closed_on_chain_gets_no_state(
                 )
         finally:
             await fresh.close()
+
+        # and erin is not stuck: a new channel opens on top of the rescue, carrying what
+        # she received since, and closes cooperatively
+        reopened = await pe.create_channel(pe.node_address, pe.asset, 2 * U)
+        assert reopened.id != channel.id and reopened.amount == 4 * U
+        assert (await pe.hub.get_channel_data(reopened.id)).locked_funds == 4 * U
+        await pe.close_channel(reopened.id)
+        assert (await pe.hub.get_channel_data(reopened.id)).status == "CLOSED"
     finally:
         await pe.close()
         await pf.close()

@@ -389,6 +389,13 @@ async def test_get_channels_filters_sorts_and_pages(node: RelayNode) -> None:
         assert await channels(sort="asc", limit=1, offset=1) == [ids[1]]
         bad = await c.call(make_request("get_channels", {"status": "nope"}, request_id=c.next_id()))
         assert bad.error is not None and bad.error.startswith("failed to parse parameters")
+        # an offset past what the database holds is a parse error, not an internal one
+        # (the fuzzer's 2**64 on get_ledger_transactions reached SQLite before)
+        for method in ("get_channels", "get_ledger_transactions"):
+            for offset in (2**63, 2**64):
+                bad = await c.call(make_request(method, {"offset": offset}, request_id=c.next_id()))
+                assert bad.error is not None, method
+                assert bad.error.startswith("failed to parse parameters: offset"), bad.error
 
 
 async def test_restart_keeps_balances_keys_jwt_and_replay_guard(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ from .backing import BackingGuard
 from .chain_view import VOID_CHANNEL, ChainView, as_confirmed_view
 from .config import NitronodeConfig
 from .ledger import NitronodeLedger, wallet_key
+from .rescue import challenge_rescue_state, rescue_amount, rescue_due
 from .signatures import SessionKeyAuth, decode_hex, recover_eip191, split_channel_signature
 
 __all__ = [
@@ -85,6 +86,7 @@ INTERNAL_ERROR: Final = "an error occurred while processing the request"
 
 _APP_ID = re.compile(r"^[a-z0-9_-]{1,66}$")
 _DECIMAL_UINT = re.compile(r"^[0-9]+$")
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _MAX_PARTICIPANTS: Final = 32
 _MAX_SESSION_DATA: Final = 1024
 _DEFAULT_PAGE: Final = 100
@@ -361,6 +363,7 @@ class NitronodeService:
         wallet = _wallet(params.get("wallet"))
         balances = []
         for asset in self.ledger.assets_of(wallet):
+            await self._settle_closed(wallet, asset)
             state = self.ledger.latest_state(wallet, asset)
             assert state is not None
             enforced = await self._enforced(wallet, asset)
@@ -464,9 +467,9 @@ class NitronodeService:
         only_signed = params.get("only_signed", False)
         if not isinstance(only_signed, bool):
             raise _fail(FAILED_TO_PARSE)
-        state = self.ledger.latest_state(
-            wallet, _req_text(params, "asset"), only_signed=only_signed
-        )
+        asset = _req_text(params, "asset")
+        await self._settle_closed(wallet, asset)
+        state = self.ledger.latest_state(wallet, asset, only_signed=only_signed)
         return {} if state is None else {"state": state}
 
     # --- channels: state submission -------------------------------------------------------
@@ -478,6 +481,47 @@ class NitronodeService:
             if previous is not None
             else _void_state(state["user_wallet"], state["asset"])
         )
+
+    async def _settle_closed(self, wallet: str, asset: str) -> None:
+        """Issue the challenge rescue (:mod:`.rescue`) if ``wallet``'s latest ``asset`` state
+        still names a channel the chain shows closed without a finalize; every handler that
+        reads or builds on that state calls this first."""
+        due = await rescue_due(self.ledger, self.backing, wallet, asset)
+        if due is None:
+            return
+        latest, channel_id, closure_version = due
+        chain = self.ledger.state_chain(wallet, asset)
+        rescue = challenge_rescue_state(
+            latest, channel_id, rescue_amount(chain, channel_id, closure_version)
+        )
+        channel = dict(self.ledger.channels[channel_id])
+        channel["status"] = "closed"
+        self.ledger.put_channel(channel)
+        self.ledger.put_state(rescue)
+        now = self._clock_ms()
+        self.ledger.add_transaction(
+            {
+                "id": rescue["transition"]["tx_id"],
+                "asset": asset,
+                "tx_type": int(T.CHALLENGE_RESCUE),
+                "from_account": channel_id,
+                "to_account": rescue["user_wallet"],
+                "receiver_new_state_id": rescue["id"],
+                "amount": rescue["transition"]["amount"],
+                "created_at": _iso(now),
+                "created_at_ms": now,
+            }
+        )
+        _log.info("challenge rescue for %s after channel %s closed on chain", wallet, channel_id)
+
+    async def _settle_transfer_parties(self, state: Mapping[str, Any]) -> None:
+        """:meth:`_settle_closed` for the state's wallet and, for a transfer, its receiver
+        (whose receive state is built on top of their latest)."""
+        await self._settle_closed(state["user_wallet"], state["asset"])
+        if state["transition"]["type"] == T.TRANSFER_SEND:
+            receiver = str(state["transition"]["account_id"])
+            if _ADDRESS.fullmatch(receiver):
+                await self._settle_closed(receiver, state["asset"])
 
     def _check_advancement(self, previous: Mapping[str, Any], proposed: dict[str, Any]) -> None:
         """The core's advancement check plus the node's own: amount precision and sign, ack
@@ -716,6 +760,7 @@ class NitronodeService:
         if kind not in _CREATION_TYPES:
             raise _fail(f"invalid state transition: transition {kind} cannot open a channel")
         self._check_receiver(state)
+        await self._settle_transfer_parties(state)
         previous = self._previous(state)
         self._check_advancement(previous, state)
         self.backing.check_backed(previous, state, expected_id, VOID_CHANNEL)
@@ -747,6 +792,7 @@ class NitronodeService:
             raise _fail(NOT_SUPPORTED_YET)
         if kind not in _SUBMIT_TYPES:
             raise _fail(f"invalid state transition: transition {kind} cannot be submitted")
+        await self._settle_transfer_parties(state)
         previous = self.ledger.latest_state(state["user_wallet"], state["asset"])
         channel_id = previous.get("home_channel_id") if previous is not None else None
         channel = self.ledger.channels.get(channel_id) if channel_id else None
@@ -1085,6 +1131,7 @@ class NitronodeService:
             raise _fail("invalid state transition: commit account must be the app session id")
         if parse_decimal(transition["amount"]) != grown[depositor]:
             raise _fail("invalid state transition: commit amount does not match the deposit")
+        await self._settle_closed(user_state["user_wallet"], user_state["asset"])
         previous = self.ledger.latest_state(user_state["user_wallet"], user_state["asset"])
         channel_id = previous.get("home_channel_id") if previous is not None else None
         channel = self.ledger.channels.get(channel_id) if channel_id else None

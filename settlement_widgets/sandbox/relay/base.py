@@ -236,8 +236,12 @@ class ServiceBase:
         offset = params.get("offset", 0)
         limit = params.get("limit", _DEFAULT_LIMIT)
         sort = params.get("sort", "desc")
-        if type(offset) is not int or offset < 0:
-            raise _fail("failed to parse parameters: offset must be a non-negative integer")
+        # a row offset the database can hold (SQLite's and Postgres' 64-bit signed range);
+        # 2**64 used to reach the query and fail there as an internal error
+        if type(offset) is not int or not 0 <= offset < 2**63:
+            raise _fail(
+                "failed to parse parameters: offset must be a non-negative integer below 2^63"
+            )
         if type(limit) is not int or limit < 0:
             raise _fail("failed to parse parameters: limit must be a non-negative integer")
         if sort not in ("asc", "desc"):
