@@ -5,7 +5,7 @@ amountIn,uint256 minAmountOut,uint256 deadline)`` under its own EIP-712 domain; 
 is carried in the struct but not hashed. The domain is *read from the chain* (ERC-5267
 ``eip712Domain()``) by the provider, so the same code signs for our adapter (name
 ``"SettlementAdapter"``) and the deployed Sepolia one (``"JACKSettlementAdapter"``): see
-:data:`SEPOLIA_ADAPTER_DOMAIN` and the verified vector in its tests.
+:data:`SEPOLIA_ADAPTER_DOMAIN` and the verified vector in tests/unit/test_v4_intents.py.
 
 Hashing uses eth-abi directly (the struct is flat); tests check it against eth-account's
 ``encode_typed_data`` as the reference.
