@@ -26,7 +26,7 @@ JUPYTER_APP := $(CURDIR)/jupyter-app
 help:
 	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
 	@echo "make test    set up and run every test suite (what CI runs)"
-	@echo "make check   ruff, mypy and the unit tests only: the edit-test loop (under a minute)"
+	@echo "make check   ruff, mypy and the unit tests only: the edit-test loop (about a minute)"
 	@echo "make bench   benchmarks (tables + benchmarks/results/latest.json)"
 	@echo "make sepolia-rehearsal  every notebook on its Sepolia profile (sepolia; notebook 06 and the dashboard's v1 path: sepolia-v1), twice, on the Sepolia twins"
 
