@@ -20,12 +20,13 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # on Jupyter's config and data paths by `make lab`, as binder/start does on Binder
 JUPYTER_APP := $(CURDIR)/jupyter-app
 
-.PHONY: help setup lab test lint contracts contracts-check snapshots chromium interop-deps \
+.PHONY: help setup lab test check lint contracts contracts-check snapshots chromium interop-deps \
         notebooks notebooks-refresh sepolia-rehearsal bench reliability clean
 
 help:
 	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
 	@echo "make test    set up and run every test suite (what CI runs)"
+	@echo "make check   ruff, mypy and the unit tests only: the edit-test loop (about a minute)"
 	@echo "make bench   benchmarks (tables + benchmarks/results/latest.json)"
 	@echo "make sepolia-rehearsal  every notebook on its Sepolia profile (sepolia; notebook 06 and the dashboard's v1 path: sepolia-v1), twice, on the Sepolia twins"
 
@@ -86,6 +87,11 @@ lab: setup
 lint: $(PY_STAMP)
 	$(BIN)/ruff check settlement_widgets tests benchmarks
 	$(BIN)/mypy
+
+# the edit-test loop: lint, types and tests/unit (no chain, browser or notebook); `make test`
+# stays the full suite. The unit tests read the compiled ABIs, hence the artifacts.
+check: lint $(ARTIFACTS_STAMP)
+	$(BIN)/pytest -q tests/unit $(PYTEST_FLAGS)
 
 test: setup interop-deps chromium lint
 	$(BIN)/pytest $(PYTEST_FLAGS)

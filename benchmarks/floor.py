@@ -1,4 +1,4 @@
-"""The floor, measured in the same run as the transfers (performance-floor.md §2, §3).
+"""The floor, measured in the same run as the transfers.
 
 - Crypto: a raw coincurve ``sign_recoverable`` with a parsed key plus a raw
   ``PublicKey.from_signature_and_message`` and the keccak of the public key (the address),

@@ -4,7 +4,7 @@ the protocol allows, so the numbers show the relay and the protocol, not client 
 It drives websockets' sans-I/O :class:`~websockets.client.ClientProtocol` from an
 :class:`asyncio.Protocol`: a reply is handled in ``data_received`` and the next request is
 signed and written from the same callback (no task switch, one ``write`` per burst of
-replies), which is the client half of performance-floor.md §8.3. It still does the whole job
+replies), the client half of pipelining. It still does the whole job
 of a client: every request is signed by the session key over the exact ``req`` bytes, and
 every frame from the relay (replies *and* ``bu``/``tr`` notifications) has its broker
 signature recovered and compared as raw 20 bytes before it counts. Auth uses the library's

@@ -3,8 +3,8 @@ its CPU time from ``/proc``, stop it.
 
 Servers run in their own process, as in production, so the client's and the server's CPU are
 measured apart: the client with :func:`time.process_time`, the server from
-``/proc/PID/stat`` (utime + stime of every thread, in clock ticks), which is how
-performance-floor.md §1 measured per-process cost on this shared, noisy machine.
+``/proc/PID/stat`` (utime + stime of every thread, in clock ticks), which is how to
+measure per-process cost on this shared, noisy machine.
 """
 
 from __future__ import annotations

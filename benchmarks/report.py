@@ -10,7 +10,7 @@ The headline keys of ``latest.json`` (issue 12) and how each is derived:
 - ``cost_ratio_to_floor``: CPU per transfer, client + relay, pipelined, divided by the
   floor's CPU for the same work measured in the same run: two signatures and two recoveries
   (raw coincurve) plus one bare websockets echo message (client + server CPU, pipelined).
-  CPU time is the stable measure on a shared machine (performance-floor.md §8.4);
+  CPU time is the stable measure on a shared machine;
   ``cost_ratio_sequential_wall`` is the wall-clock version for one transfer in flight
   (sequential time per transfer / (echo round trip + 2 x (sign + recover) wall));
 - ``signing_ratio_vs_sdk``: frames/s of our library path over the SDK's;

@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigurationError": "errors",
     "UnavailableError": "errors",
     "TransactionFailedError": "errors",
-    # provider singletons (spec §4.4)
+    # provider singletons
     "create_sepolia_channel_config": "providers",
     "create_local_channel_config": "providers",
     "init_channel_provider": "providers",

@@ -2,7 +2,7 @@
 
 Every state hash, request hash and EIP-712 digest is one or more keccak calls over a few
 hundred bytes. ``eth_hash.auto`` picks pycryptodome, which pays about 4 µs of binding overhead
-per call; safe-pysha3 does the same work in about 1.5 µs (performance-floor.md §2.1). Use it
+per call; safe-pysha3 does the same work in about 1.5 µs. Use it
 when present, else pycryptodome directly (skipping eth-hash's dispatch), else eth-hash.
 Tests assert all backends agree.
 """

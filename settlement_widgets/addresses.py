@@ -1,6 +1,6 @@
 """Address validation shared by every component.
 
-The relay compares address strings case-sensitively (erc7824-nitrolite.md §3.2), so
+The relay compares address strings case-sensitively (the v0.5 ClearNode), so
 everything we send is EIP-55 checksummed. Input may be all-lowercase (or all-uppercase) hex,
 which has no checksum to check, or mixed-case, which must carry a correct checksum.
 

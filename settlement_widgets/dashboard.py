@@ -10,7 +10,7 @@ It is what ``notebooks/dashboard.ipynb`` shows as a Voila app: pick a method on 
   has one, else the live LI.FI API, unless a provider is given).
 
 Button callbacks never block and never nest event loops: a click schedules the action's
-coroutine on the kernel's running loop (DESIGN §3, no ``nest_asyncio``) and returns. One
+coroutine on the kernel's running loop (no ``nest_asyncio``) and returns. One
 action runs at a time; the buttons are disabled meanwhile and a progress bar moves, then
 collapses to one line saying how long the action took. What happened goes to the activity log,
 one timestamped line per result with its units and the action's elapsed time (escaped text,

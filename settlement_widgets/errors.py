@@ -50,10 +50,8 @@ The tree::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .aggregator.client import RateLimit
+from datetime import datetime
+from typing import Any, Protocol
 
 __all__ = [
     "AggregatorError",
@@ -240,6 +238,22 @@ class AggregatorError(RemoteError):
     """The LI.FI API answered with an error; ``status``, ``code`` and ``message`` are kept."""
 
 
+class _RateLimitHeaders(Protocol):
+    """What :class:`RateLimitedError` keeps of LI.FI's rate-limit headers: the shape of
+    :class:`settlement_widgets.aggregator.client.RateLimit`, named here so this module, which
+    every other module imports, imports nothing of the package."""
+
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def remaining(self) -> int | None: ...
+    @property
+    def reset_seconds(self) -> float | None: ...
+    @property
+    def seen_at(self) -> datetime: ...
+    def describe(self) -> str: ...
+
+
 class RateLimitedError(AggregatorError):
     """HTTP 429 after all retries. ``retry_after`` is the last wait LI.FI asked for in
     seconds (``Retry-After``, else ``ratelimit-reset``); ``rate_limit`` the last
@@ -252,7 +266,7 @@ class RateLimitedError(AggregatorError):
         status: int | None = 429,
         code: Any = None,
         retry_after: float | None = None,
-        rate_limit: RateLimit | None = None,
+        rate_limit: _RateLimitHeaders | None = None,
     ) -> None:
         super().__init__(message, status=status, code=code)
         self.retry_after = retry_after

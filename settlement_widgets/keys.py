@@ -1,7 +1,7 @@
 """secp256k1 keys on the fast path: coincurve directly, key parsed once, never shown.
 
 eth-account rebuilds the key object on every call (about 160 µs per signature against
-26 µs for a cached coincurve key, performance-floor.md §2.3); the relay and the client sign
+26 µs for a cached coincurve key); the relay and the client sign
 every frame, so both use :class:`PrivateKey`. eth-account stays the reference in tests.
 
 Signatures are 65 bytes ``r || s || v`` with ``v`` in {27, 28} and a low ``s`` (libsecp256k1

@@ -1,7 +1,7 @@
 """The three settlement methods and the configuration body of ``GET /api/settlement``.
 
-Names and JSON shapes follow the spec (§2.1-§2.3, §4.1) exactly: the wire keeps camelCase
-(``chainId``, ``nodeUrl``, ``explorerBase``, ``testnetProofs``).
+Names and JSON shapes follow the JACK dashboard's (``hashpass-tech/jack``) exactly: the wire
+keeps camelCase (``chainId``, ``nodeUrl``, ``explorerBase``, ``testnetProofs``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ METHOD_IDS: tuple[SettlementMethod, ...] = get_args(SettlementMethod)
 
 @dataclass(frozen=True)
 class SettlementOption:
-    """One card of the selector (spec §2.1)."""
+    """One card of the selector."""
 
     id: SettlementMethod
     label: str
@@ -77,8 +77,8 @@ SETTLEMENT_OPTIONS: list[SettlementOption] = [
     ),
 ]
 
-#: The deployed Sepolia contracts (original-dashboard.md §1.2), EIP-55 checksummed, in the
-#: spec's camelCase shape. Read from :data:`settlement_widgets.networks.SEPOLIA`, where the
+#: The deployed Sepolia contracts (JACK's ``SEPOLIA_CONTRACTS``), EIP-55 checksummed, in the
+#: same camelCase shape. Read from :data:`settlement_widgets.networks.SEPOLIA`, where the
 #: addresses are written down once.
 SEPOLIA_CONTRACTS: dict[str, dict[str, str]] = {
     "channel": {
@@ -115,7 +115,7 @@ def option(method: SettlementMethod) -> SettlementOption:
 
 
 def settlement_config(network: Any = None) -> dict[str, Any]:
-    """The exact body of ``GET /api/settlement`` (spec §2.3, §4.1) for ``network``.
+    """The exact body of ``GET /api/settlement`` for ``network``.
 
     ``network`` is a :class:`~settlement_widgets.networks.Network`, a network name, or None
     for :func:`~settlement_widgets.networks.get_network`'s choice.
@@ -133,7 +133,7 @@ def settlement_config(network: Any = None) -> dict[str, Any]:
         "faucetUrl": net.faucet_url,
     }
     if net.protocol != "nitrolite-v0.5":
-        # the spec's body is v0.5's; a v1 network says so and names its ChannelHub
+        # the JACK dashboard's body is v0.5's; a v1 network says so and names its ChannelHub
         channel["protocol"] = net.protocol
         channel["contracts"] = {"channelHub": c.channel_hub}
     return {

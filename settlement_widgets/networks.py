@@ -217,7 +217,7 @@ SEPOLIA = Network(
 )
 
 #: Sepolia with Yellow's Nitrolite v1 sandbox (Nitronode, v1.3.0+ host) and its ChannelHub
-#: (reference/nitrolite-v1 §1, §8). The v4 contracts are Sepolia's, as in :data:`SEPOLIA`; the
+#: (its public v1 sandbox). The v4 contracts are Sepolia's, as in :data:`SEPOLIA`; the
 #: v1 asset is ``yusd`` and its token is read from the node (``node.v1.get_assets``), so no
 #: token is pinned here.
 SEPOLIA_V1 = replace(

@@ -1,7 +1,7 @@
 """The proof log: every real step a provider performed, served by ``/api/settlement/proofs``.
 
 The original dashboard advertised ``/api/settlement/proofs/{yellow,v4}`` and never served them
-(original-dashboard.md §1.4); its proofs were static JSON written by demo scripts. Here the
+(``hashpass-tech/jack``); its proofs were static JSON written by demo scripts. Here the
 providers append one record per step as it happens, and the endpoint reads them back.
 
 Contract for providers

@@ -1,4 +1,4 @@
-"""Provider singletons, one per method (spec §4.4), as the dashboard held them.
+"""Provider singletons, one per method, as the dashboard held them.
 
 ``init_*`` creates and stores the provider, ``get_*`` returns it (or None), ``reset_*``
 clears it and closes its connections. The aggregator has no init function: a module-level

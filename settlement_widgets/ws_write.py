@@ -3,7 +3,7 @@
 Both ends of our relay link frame messages through websockets' sans-I/O protocol object and
 write what it queued in one ``transport.write``: the relay for a reply and its
 notifications, the client for the requests of one event-loop turn. A loopback write costs a
-wake-up of the peer (performance-floor.md §3), so one write per turn instead of one per
+wake-up of the peer, so one write per turn instead of one per
 frame is most of what pipelining saves. The connection's own ``send()`` writes each message
 on its own and takes a lock and a drain per call.
 """

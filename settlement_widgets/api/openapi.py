@@ -1,7 +1,7 @@
 """The OpenAPI 3 description of ``/api/settlement``, served at ``…/api/settlement/openapi.json``.
 
-Written by hand from the same facts the handlers implement (spec §4.1-§4.3, §7 and the
-answers this package adds), so a property-based tester such as schemathesis can check the
+Written by hand from the same facts the handlers implement (the JACK dashboard's endpoint
+and the answers this package adds), so a property-based tester such as schemathesis can check the
 server against it. Paths are relative to the server's ``base_url`` (the ``servers`` entry).
 """
 
@@ -166,7 +166,7 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
             "/api/settlement": {
                 "get": {
                     "operationId": "getSettlementConfig",
-                    "summary": "Methods and contracts of the configured network (spec §4.1)",
+                    "summary": "Methods and contracts of the configured network",
                     "parameters": [
                         {
                             "name": "If-None-Match",
@@ -197,7 +197,7 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
                 },
                 "post": {
                     "operationId": "postSettlementAction",
-                    "summary": "Run an action: channel:faucet or v4:contracts (spec §4.2)",
+                    "summary": "Run an action: channel:faucet or v4:contracts",
                     "requestBody": {
                         "required": True,
                         "content": {
@@ -242,7 +242,7 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
             "/api/settlement/proofs/{method}": {
                 "get": {
                     "operationId": "getSettlementProofs",
-                    "summary": "The steps this installation performed with a method (spec §4.3)",
+                    "summary": "The steps this installation performed with a method",
                     "parameters": [
                         {
                             "name": "method",

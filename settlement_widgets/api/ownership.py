@@ -1,6 +1,6 @@
 """Who owns the v4 hook and adapter, and can the hook hold policies? (``v4:contracts``)
 
-The original answered with a fixed sentence (original-dashboard.md §2.2-§2.3). Its deployed
+The original answered with a fixed sentence (``hashpass-tech/jack``). Its deployed
 hook's owner is the CREATE2 deterministic deployer, a contract that can only deploy
 contracts, so ``setPolicy`` can never be called and every intent fails with POLICY_MISSING.
 Here the notes are read from the chain (``owner()`` of each contract, and whether the owner
@@ -53,7 +53,7 @@ class OwnerFact:
     error: str | None = None
 
 
-#: the v4 proof of 2026-02-08 (original-dashboard.md §1.5, §2.3): the hook is owned by the
+#: the v4 proof of 2026-02-08 (``hashpass-tech/jack``): the hook is owned by the
 #: CREATE2 proxy, the adapter by the deployer account. Addresses come from
 #: :data:`settlement_widgets.networks.SEPOLIA`, where they are written down once.
 RECORDED_SEPOLIA_FACTS = (

@@ -1,7 +1,7 @@
 """The pure part of ``POST /api/settlement``: parse a body, pick the action, shape replies.
 
 No I/O here, so every bad input can be tested without a server. The error bodies keep the
-original dashboard's texts where it had them (original-dashboard.md §2.2): ``Invalid
+original dashboard's texts where it had them (``hashpass-tech/jack``'s ``route.ts``): ``Invalid
 request``, ``Unknown action: <action>`` (``undefined`` when absent, JavaScript's ``String()``
 of a non-string) and ``Missing userAddress``; what it lacked (address validation, a body
 limit, distinct fallback messages) is added with the same ``{"error": ...}`` shape.

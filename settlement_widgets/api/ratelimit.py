@@ -1,6 +1,6 @@
 """A per-key sliding-window rate limiter (pure: the clock is passed in).
 
-The v0 faucet has no rate limit of its own (erc7824-nitrolite.md §4), so the endpoint keeps
+The v0 faucet has no rate limit of its own (``erc7824/faucet-app``), so the endpoint keeps
 one per address: at most ``limit`` requests in any ``window`` seconds. Memory is bounded:
 idle keys are pruned and at most ``max_keys`` are tracked (the least recently used go first).
 """

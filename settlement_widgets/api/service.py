@@ -63,8 +63,8 @@ _SETTLE_NS: Final = 2_000_000_000
 @dataclass(frozen=True)
 class ConfigDocument:
     """The ``GET /api/settlement`` answer, serialised once: ``body`` (the JSON bytes, exactly
-    ``json.dumps`` of the spec's object) and ``etag`` (strong: a hash of those bytes, quoted,
-    so equal bytes always get the same ETag, whichever server process built them)."""
+    ``json.dumps`` of the JACK dashboard's object) and ``etag`` (strong: a hash of those bytes,
+    quoted, so equal bytes always get the same ETag, whichever server process built them)."""
 
     body: bytes
     etag: str
@@ -82,7 +82,7 @@ class ConfigDocument:
 def with_base_url(body: dict[str, Any], base_url: str) -> dict[str, Any]:
     """``body`` with its ``testnetProofs`` paths under the server's ``base_url``, so a client
     can fetch them as given: ``/api/settlement/proofs/channel`` on a server at ``/``
-    (exactly the spec's shape), ``/user/ada/api/settlement/proofs/channel`` under
+    (exactly the JACK dashboard's shape), ``/user/ada/api/settlement/proofs/channel`` under
     ``/user/ada/`` (JupyterHub, Binder). Pure."""
     if base_url in ("", "/") or "testnetProofs" not in body:
         return body

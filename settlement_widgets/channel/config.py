@@ -1,4 +1,4 @@
-"""Configuration of a channel provider (spec §2.4): where the custody, adjudicator and relay are."""
+"""Configuration of a channel provider: where the custody, adjudicator and relay are."""
 
 from __future__ import annotations
 

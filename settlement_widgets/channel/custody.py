@@ -1,6 +1,6 @@
 """Async client of the ERC-7824 custody contract (Nitrolite v0.3-v0.5 ABI).
 
-:class:`CustodyClient` wraps every entry point of ``Custody`` (erc7824-nitrolite.md §2.1):
+:class:`CustodyClient` wraps every entry point of ``Custody`` (Nitrolite v0.5 ``Custody.sol``):
 the ledger (``deposit``, ``withdraw``), the channel lifecycle (``create`` with auto-join,
 ``depositAndCreate``, ``join``, ``resize``, ``close``, ``challenge``, ``checkpoint``), the views,
 and the ERC-20 approvals the ledger needs. It takes and returns the protocol types of

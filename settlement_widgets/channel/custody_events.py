@@ -1,6 +1,6 @@
 """Typed events of the custody contract, decoded from receipts and log ranges.
 
-One frozen dataclass per Custody event (erc7824-nitrolite.md §2.2), each with where it
+One frozen dataclass per Custody event (Nitrolite v0.5 ``Custody.sol``), each with where it
 happened (block number, log index, transaction hash, emitting address) so a client can keep an
 event cursor. Decoding is driven by the contract ABI (topic0 -> event), so the same code reads
 our sandbox custody and the Sepolia one.

@@ -1,4 +1,4 @@
-"""Ask the network's faucet for test tokens (erc7824-nitrolite.md §4).
+"""Ask the network's faucet for test tokens (``erc7824/faucet-app``).
 
 The faucet contract: ``POST <faucet_url>`` with ``{"userAddress": "0x…"}``; a 2xx answer is a
 JSON object (``success``, ``message``, ``txId``, ``amount``, ``asset``, ``destination``), an

@@ -2,11 +2,11 @@
 
 Nothing here does I/O. The provider (:mod:`.provider`) is the effects runner: it asks this
 module what to check and what to do next, does it against the relay, the chain and the store,
-and feeds the outcome back. Keeping the decisions pure (as raiden does, style-anchors §2.1)
+and feeds the outcome back. Keeping the decisions pure (as raiden does)
 is what makes recovery possible: a restarted provider reloads an :class:`Operation` from the
 store and :attr:`Operation.next_step` says where it stopped.
 
-The lifecycle follows Nitrolite v0.5 (erc7824-nitrolite.md §5): a channel with the broker is
+The lifecycle follows Nitrolite v0.5 (as its SDK and ClearNode run it): a channel with the broker is
 a bridge between the custody contract and the relay's unified ledger.
 
 - ``create``: ``create_channel`` RPC -> countersign INITIALIZE -> ``Custody.create``; with an

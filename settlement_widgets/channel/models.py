@@ -16,8 +16,8 @@ __all__ = ["Channel", "StepEvent", "Transfer", "Tx", "WatcherStatus"]
 class Channel:
     """A channel as the provider knows it (what ``ChannelStatusPanel`` shows).
 
-    ``status`` is ``"active"``, ``"dispute"`` or ``"final"`` (the spec's values), or one of
-    the in-flight ``"opening"``, ``"resizing"``, ``"closing"``. ``version``/``intent``/
+    ``status`` is ``"active"``, ``"dispute"`` or ``"final"`` (the JACK dashboard's values), or
+    one of the in-flight ``"opening"``, ``"resizing"``, ``"closing"``. ``version``/``intent``/
     ``state_hash`` describe the latest state the custody accepted. ``tx_hashes`` maps a step
     (``create``, ``deposit``, ``resize``, ``close``, ``withdraw``, ``challenge``...) to its
     latest transaction. ``amount`` is what the channel itself holds (participant 0's

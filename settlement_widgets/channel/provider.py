@@ -1,4 +1,4 @@
-"""``ChannelProvider``: the spec's channel operations (§4.4) on Nitrolite v0.5, persisted.
+"""``ChannelProvider``: the channel operations on Nitrolite v0.5, persisted.
 
 The provider is the effects runner around :mod:`.lifecycle` (what to check, which steps, how a
 record changes) and :mod:`.store` (the write-ahead log): every user operation is stored with

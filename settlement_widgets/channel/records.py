@@ -43,7 +43,7 @@ CLOSING: Final = "closing"
 """A FINALIZE is countersigned; ``Custody.close`` not confirmed yet."""
 DISPUTE: Final = "dispute"
 FINAL: Final = "final"
-#: the spec's ``active`` / ``dispute`` / ``final`` plus the in-flight states between them
+#: the JACK dashboard's ``active`` / ``dispute`` / ``final`` plus the in-flight states between them
 STATUSES: Final = (OPENING, ACTIVE, RESIZING, CLOSING, DISPUTE, FINAL)
 
 

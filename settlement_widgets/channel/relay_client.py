@@ -25,7 +25,7 @@ What it guarantees to its caller (the channel provider, or a notebook):
   also tries to reconnect at once. A relay that cannot be reached raises
   :class:`~settlement_widgets.errors.RelayUnavailableError` without waiting for the backoff.
 
-The socket has no permessage-deflate (``compression=None``, performance-floor.md §8.3).
+The socket has no permessage-deflate (``compression=None``).
 
 Where the code is: :mod:`.relay_connection` (:class:`~.relay_connection.RelayConnection`:
 the socket, frame verification, request/reply correlation, notifications, reconnection),

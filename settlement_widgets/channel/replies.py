@@ -100,7 +100,7 @@ def check_create_reply(
     adjudicator: str,
     min_challenge: int,
 ) -> StateReply:
-    """Check a ``create_channel`` answer before countersigning it (§5.2 step 1).
+    """Check a ``create_channel`` answer before countersigning it (the v0.5 SDK's first step).
 
     The channel id must be the one computed from the returned channel and ``chain_id``;
     participants are ``[wallet, broker]``; the adjudicator is the configured one; the

@@ -1,6 +1,6 @@
 """``ChannelStore``: what a channel client must not lose, in SQLite (WAL, file mode 0600).
 
-erc7824-nitrolite.md §5.3 lists it, and every item has a table here:
+Every item a v0.5 client needs to recover has a table here:
 
 - ``channels``: the channel tuple, chain id, id, status and latest on-chain state summary;
 - ``states``: every state we countersigned, with both signatures and a status

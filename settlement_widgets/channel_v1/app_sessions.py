@@ -1,6 +1,6 @@
 """App sessions on Nitrolite v1: an application's escrow on the node, between participants.
 
-An app session (reference/nitrolite-v1 §4, §7.3) has participants with signature weights and
+An app session (Nitrolite v1.4.1) has participants with signature weights and
 a quorum; its allocations change only with a quorum of signatures over the update's hash
 (``0xA1`` ‖ EIP-191 by each wallet). A participant commits funds from its home channel (a
 ``commit`` state on its own chain, co-signed by the node beside the app update), the
@@ -77,7 +77,7 @@ class AppSessionsMixin:
     # --- app sessions -------------------------------------------------------------------
 
     async def sign_app_hash(self, digest: bytes) -> str:
-        """This wallet's quorum signature (0xA1 ‖ EIP-191 over the 32-byte hash, §7.3)."""
+        """This wallet's quorum signature (0xA1 ‖ EIP-191 over the 32-byte hash)."""
         sig = await self.wallet.sign_message(digest)
         return "0x" + _QUORUM_WALLET.hex() + sig.removeprefix("0x")
 

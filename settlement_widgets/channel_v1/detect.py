@@ -1,4 +1,4 @@
-"""Which protocol a channel node speaks, asked on the wire (reference/nitrolite-v1 §10).
+"""Which protocol a channel node speaks, asked on the wire.
 
 A URL says little: Yellow moved its sandbox from ClearNode (v0.5) to Nitronode (v1), a local
 Nitronode listens on ``/ws`` like a v0.5 relay, and a proxy can answer with anything. So we

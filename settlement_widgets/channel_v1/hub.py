@@ -2,7 +2,7 @@
 
 Why this module exists: a v1 user must be able to put a co-signed state on chain without the
 node: open a channel, deposit, withdraw, checkpoint, challenge and close
-(nitrolite-v1.md §8). :class:`ChannelHubClient` sends those calls for a
+(Nitrolite v1.4.1 ``ChannelHub.sol``). :class:`ChannelHubClient` sends those calls for a
 :class:`~settlement_widgets.signer.Signer` and reads the hub back.
 
 - The six channel entry points are encoded with :mod:`settlement_widgets.nitrolite_v1.calldata`,
@@ -160,7 +160,7 @@ def contract_definition(
 ) -> dict[str, Any]:
     """A ``ChannelDefinition`` in the contract JSON form :mod:`~..nitrolite_v1.calldata` takes.
 
-    The metadata binds the channel to ``asset`` (case-sensitive, §7.4), so the id computed from
+    The metadata binds the channel to ``asset`` (case-sensitive), so the id computed from
     it equals :func:`~settlement_widgets.nitrolite_v1.ids.home_channel_id` for the same inputs.
     """
     return {
@@ -174,7 +174,7 @@ def contract_definition(
 
 
 def channel_id_of(definition: Mapping[str, Any]) -> str:
-    """The home channel id the hub derives from a contract-form definition (§7.4)."""
+    """The home channel id the hub derives from a contract-form definition."""
     encoded = encode_channel_definition(
         challenge_duration=int(definition["challengeDuration"]),
         user=definition["user"],

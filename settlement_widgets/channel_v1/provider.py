@@ -1,9 +1,9 @@
-"""``ChannelProviderV1``: the spec's channel operations on Nitrolite v1 (Nitronode, ChannelHub).
+"""``ChannelProviderV1``: the channel operations on Nitrolite v1 (Nitronode, ChannelHub).
 
 The same public operations as the v0.5 :class:`~settlement_widgets.channel.ChannelProvider`
 (``create_channel``, ``transfer``, ``withdraw``, ``close_channel``, ``challenge``,
 ``checkpoint``, ``balances``, ``channels``, ``get_channel``), driven by the v1 methods, plus
-v1's app sessions (:mod:`.app_sessions`). What changes underneath (reference/nitrolite-v1 §9):
+v1's app sessions (:mod:`.app_sessions`). What changes underneath:
 
 - no login: every request that moves value carries a state the wallet signed (EIP-191 over
   the packed state, validator byte 0x00), and the node answers with its own signature;
@@ -74,7 +74,7 @@ EVENTS: Final = (
     "balance",
 )
 
-#: transition types (reference §6.2)
+#: transition types (Nitrolite v1.4.1 ``core/types.ts``)
 _ACK, _DEPOSIT, _WITHDRAW, _SEND, _RECEIVE, _FINALIZE = 1, 10, 11, 30, 31, 200
 _QUORUM_WALLET: Final = b"\xa1"
 

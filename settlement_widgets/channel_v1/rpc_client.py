@@ -24,7 +24,7 @@ the core asks for through its one transport method, :meth:`V1RpcClient.exchange`
   ``rate_limit_retries`` times, then :class:`RateLimitedError`;
 - a first frame shaped like v0.5 (a JSON object, ``{…}``: a ClearNode pushes ``assets`` on
   connect and answers a v1 frame with an object) raises
-  :class:`~settlement_widgets.errors.RelayProtocolError` (nitrolite-v1.md §10), and the
+  :class:`~settlement_widgets.errors.RelayProtocolError`, and the
   client does not reconnect to it.
 
 All typed methods (``node_v1_*``, ``user_v1_*``, ``channels_v1_*``, ``app_sessions_v1_*``),
@@ -82,7 +82,7 @@ _log = logging.getLogger(__name__)
 
 EventCallback = Callable[[Frame], Any]
 
-#: the node refuses inbound frames above this (close code 1009, nitrolite-v1.md §1)
+#: the node refuses inbound frames above this (close code 1009)
 MAX_OUTBOUND_FRAME = 131072
 
 

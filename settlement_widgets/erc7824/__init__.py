@@ -2,7 +2,7 @@
 
 Types, ABI packing, channel ids, state hashes, signatures (raw, EIP-191, EIP-712), challenge
 hashes, resize data, amounts, RPC frames and the auth typed data, bit-exact with the official
-SDK (``@erc7824/nitrolite`` 0.5.3). Facts: shared/reference/erc7824-nitrolite.md §1-§3, §7.
+SDK (``@erc7824/nitrolite`` 0.5.3). Source: ``erc7824/nitrolite`` branch ``stable-v0``.
 
 Modules: ``types`` (frozen dataclasses), ``abi`` (fast encoders), ``keccak``, ``ids`` (ids,
 packed states, hashes), ``eip712`` (domains, state digests), ``signing`` (sign/recover/verify),

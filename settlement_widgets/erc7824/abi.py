@@ -1,9 +1,9 @@
 """Hand-rolled ``abi.encode`` for the few fixed shapes ERC-7824 hashes and signs.
 
 eth_abi spends about 70 µs encoding one packed state; joining pre-laid 32-byte words takes
-about 1 µs (performance-floor.md §2.2), and the relay and the client encode a state for every
-signature they make or check. The shapes here are fixed by the contracts (erc7824-nitrolite.md
-§1.2-§1.4), so each encoder writes the head/tail layout directly. ``eth_abi`` stays the
+about 1 µs, and the relay and the client encode a state for every
+signature they make or check. The shapes here are fixed by the contracts (Nitrolite v0.5
+``Utils.sol``), so each encoder writes the head/tail layout directly. ``eth_abi`` stays the
 reference: tests/unit/test_erc7824_abi.py asserts byte equality on random inputs.
 
 Inputs are the plain values eth_abi takes (0x-hex address strings, ints, bytes); validation

@@ -2,7 +2,7 @@
 
 Our API counts in integer smallest units (``1_500_000`` with 6 decimals); the relay's
 ``transfer`` allocations, allowances and ledger balances are human decimal strings (``"1.5"``)
-(erc7824-nitrolite.md §3.3, §3.4). Floats never take part: ``0.1 + 0.2`` is not an amount.
+(ClearNode v0.5 RPC). Floats never take part: ``0.1 + 0.2`` is not an amount.
 """
 
 from __future__ import annotations

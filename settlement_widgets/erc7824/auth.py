@@ -1,4 +1,4 @@
-"""The EIP-712 ``Policy`` the wallet signs to authorise a session key (§3.3).
+"""The EIP-712 ``Policy`` the wallet signs to authorise a session key (ClearNode v0.5 auth).
 
 ``domain = {name: application}`` (the only field),
 ``Policy(string challenge,string scope,address wallet,address session_key,uint64 expires_at,

@@ -1,7 +1,7 @@
 """EIP-712 domains and the ``AllowStateHash`` / ``AllowChallengeStateHash`` state digests.
 
 The custody contract is OZ ``EIP712("Nitrolite:Custody", "0.3.0")``: domain = name, version,
-chainId, verifyingContract = custody, no salt (erc7824-nitrolite.md §1.4(c)).
+chainId, verifyingContract = custody, no salt (Nitrolite v0.5 ``Utils.sol``).
 
 Two encodings of the state struct exist, and they give **different** digests:
 

@@ -1,4 +1,4 @@
-"""Channel ids, packed states and the hashes signatures cover (erc7824-nitrolite.md §1.2-§1.5).
+"""Channel ids, packed states and the hashes signatures cover (Nitrolite v0.5 ``Utils.sol``).
 
 - ``channelId = keccak256(abi.encode(participants, adjudicator, challenge, nonce, chainId))``
 - ``packedState = abi.encode(channelId, intent, version, data, allocations)`` (no sigs)

@@ -1,4 +1,4 @@
-"""Request builders for the v0.5 methods the channel flow uses (erc7824-nitrolite.md §3.3-§3.4).
+"""Request builders for the v0.5 methods the channel flow uses (ClearNode v0.5 RPC).
 
 Each mirrors the SDK's ``create*Message`` (``@erc7824/nitrolite`` 0.5.3 ``dist/rpc/api.js``):
 same params, same key order, same value types, so the frame text is byte-identical to the

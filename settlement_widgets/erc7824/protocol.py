@@ -6,7 +6,7 @@ page through a proxy, a different service). Our client speaks v0.5; when the fir
 do not parse, :func:`identify_frame` says what they are, so the user gets "this is a
 Nitrolite v1 node" instead of a timeout.
 
-The shapes, from ``reference/nitrolite-v1/nitrolite-v1.md``:
+The shapes, from the Nitrolite v0.5 and v1.4.1 SDKs:
 
 - v0.5: a JSON object ``{"res": [id, method, params, ts], "sig": [...]}`` (or ``"req"``),
   4-element inner arrays;

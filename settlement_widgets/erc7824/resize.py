@@ -2,7 +2,7 @@
 
 ``Custody.resize`` decodes ``candidate.data`` as ``int256[]`` of length 2 and checks
 ``sum(previous allocations) + sum(deltas) == sum(candidate allocations)``; the ClearNode
-puts ``[resize_amount, allocate_amount]`` there (erc7824-nitrolite.md §2.1, §3.4).
+puts ``[resize_amount, allocate_amount]`` there (Nitrolite v0.5 ``Custody.resize``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ClearNode v0.5 RPC frames: build, sign, parse, verify (erc7824-nitrolite.md §3.1).
+"""ClearNode v0.5 RPC frames: build, sign, parse, verify (ClearNode v0.5).
 
 A frame is one JSON object: ``{"req":[id, method, params, ts], "sig":[...]}`` or
 ``{"res":[id, method, result, ts], "sig":[...]}``. A signature is plain ECDSA (no prefix) over

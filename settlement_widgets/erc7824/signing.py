@@ -1,4 +1,4 @@
-"""State and challenge signatures in the three EOA schemes Custody accepts (§1.4, §1.5).
+"""State and challenge signatures in the three EOA schemes Custody accepts (``Utils.sol``).
 
 - ``"raw"``: ECDSA over ``keccak256(packedState)``, no prefix. The broker and the SDK's
   ``SessionKeyStateSigner`` sign this way.
@@ -11,7 +11,7 @@ A challenger signs the same thing with ``"challenge"`` appended to the packed st
 ``AllowChallengeStateHash`` typehash for EIP-712).
 
 Signing and recovery go straight to coincurve through :class:`~settlement_widgets.keys.PrivateKey`
-(about 30 µs instead of about 170 µs through eth-account, performance-floor.md §2.3);
+(about 30 µs instead of about 170 µs through eth-account);
 eth-account is the reference in the tests. Signatures are 0x-hex ``r||s||v``, v 27/28, low s.
 """
 

@@ -2,7 +2,7 @@
 
 Field names follow the Solidity structs (``Types.sol``); conversions cover the three shapes a
 value takes: the ABI tuple web3 needs, the RPC JSON of the relay (``state_data``, amounts as
-decimal strings) and back. Facts: erc7824-nitrolite.md §1.1.
+decimal strings) and back. Facts: Nitrolite v0.5 ``Types.sol``.
 """
 
 from __future__ import annotations

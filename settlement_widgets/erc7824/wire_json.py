@@ -1,7 +1,7 @@
 """JSON text exactly as the wire has it: JS-compatible compact output, raw member slices.
 
-Signatures on RPC frames cover the *bytes* of the ``req``/``res`` array (erc7824-nitrolite.md
-§3.1). So we (a) write that array exactly as JavaScript's ``JSON.stringify`` would, making our
+Signatures on RPC frames cover the *bytes* of the ``req``/``res`` array (ClearNode
+v0.5). So we (a) write that array exactly as JavaScript's ``JSON.stringify`` would, making our
 frames byte-identical to the SDK's, and (b) when reading a frame, keep each top-level member's
 value as the exact slice of the received text instead of re-serialising it.
 

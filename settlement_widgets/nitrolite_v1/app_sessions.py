@@ -1,7 +1,7 @@
 """Nitrolite v1 app sessions: ids, request/update hashes, quorum signatures, session keys.
 
 Why: in v1 an app session is authorised only by ``quorum_sigs`` embedded in each request
-(nitrolite-v1.md §3, §7.3); the node recomputes the hash from the JSON it receives and
+(Nitrolite v1.4.1 ``app/packing.ts``); the node recomputes the hash from the JSON it receives and
 attributes each signature to a participant. So the hashes here must be byte-identical to the
 SDK's ``generateAppSessionIDV1`` / ``packCreateAppSessionRequestV1`` / ``packAppStateUpdateV1``
 / ``packAppSessionKeyStateV1``. Participant and allocation order is significant, amounts are

@@ -1,4 +1,4 @@
-"""ChannelHub calldata for the Nitrolite v1 channel lifecycle (nitrolite-v1.md §8).
+"""ChannelHub calldata for the Nitrolite v1 channel lifecycle (v1.4.1 ``ChannelHub.sol``).
 
 Why: a user must be able to put a co-signed state on chain without the node (that is the
 point of a state channel), so we build ``createChannel`` / ``depositToChannel`` /
@@ -9,7 +9,7 @@ Inputs are the contract-side structs in the SDK's JSON form (``evm.coreDefToCont
 ``evm.coreStateToContractState``: camelCase keys, integers as decimal strings, hex signatures),
 or can be derived from a wire state with :func:`contract_state_from_wire`. The on-chain intent
 is the **signing** intent (core/Go table): the TS SDK's EVM client uses another table for
-escrow transitions, which would fail the contract's signature check (§11,
+escrow transitions, which would fail the contract's signature check (vector
 ``contract_calldata-006``).
 """
 
@@ -45,7 +45,7 @@ CONTRACT_STATE_TYPE: Final = f"(uint64,uint8,bytes32,{LEDGER_TYPE},{LEDGER_TYPE}
 CHANNEL_DEFINITION_TYPE: Final = "(uint32,address,address,uint64,uint256,bytes32)"
 """ChannelHub ``ChannelDefinition``: challengeDuration, user, node, nonce, validators, metadata."""
 
-#: function name -> canonical parameter types (from channelhub-abi-selectors.txt)
+#: function name -> canonical parameter types (from the v1.4.1 ChannelHub ABI)
 FUNCTION_SIGNATURES: Final[Mapping[str, tuple[str, ...]]] = {
     "createChannel": (CHANNEL_DEFINITION_TYPE, CONTRACT_STATE_TYPE),
     "depositToChannel": ("bytes32", CONTRACT_STATE_TYPE),

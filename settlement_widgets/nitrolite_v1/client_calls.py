@@ -1,7 +1,7 @@
 """The Nitrolite v1 client core: every request the SDK ``Client`` sends, driven by a transport.
 
 Why this module exists: a v1 node accepts a state only if it is exactly "previous state +
-one transition", signed over the exact packed bytes (nitrolite-v1.md §6, §7), and the SDK's
+one transition", signed over the exact packed bytes (Nitrolite v1.4.1 SDK), and the SDK's
 high-level calls (``deposit``, ``transfer``, ``acknowledge`` ...) each send a precise
 sequence of requests to build that state (``get_config`` for the node address and validator
 bitmap, ``get_assets`` on an asset-cache miss, ``get_latest_state``, then ``request_creation``

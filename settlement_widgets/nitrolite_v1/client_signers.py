@@ -127,7 +127,7 @@ class ChannelDefaultSigner:
 
 @dataclass(frozen=True)
 class ChannelSessionKeySigner:
-    """States signed by a registered channel session key (validator 1, nitrolite-v1.md §7.2).
+    """States signed by a registered channel session key (validator 1).
 
     ``user_sig = 0x01 ‖ abi.encode((sessionKey, metadataHash, authSig), skSig)``: the wallet's
     registration signature travels with every state, so the contract needs no registry.

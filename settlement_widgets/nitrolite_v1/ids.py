@@ -1,7 +1,7 @@
 """Nitrolite v1 identifiers: home/escrow channel ids, channel metadata, state ids, tx ids.
 
 Every id the v1 node and the ChannelHub contract compare is a keccak256 over an exact
-``abi.encode`` layout (nitrolite-v1.md §6.1, §6.2, §7.4, §7.5). A one-byte difference gives
+``abi.encode`` layout (Nitrolite v1.4.1 ``Utils.sol``). A one-byte difference gives
 a different id and the node rejects the state, so each layout is spelled out below, encoded
 with the package's one ABI encoder (:mod:`.abi`), and checked byte for byte against the SDK's
 vectors (tests/unit/test_nitrolite_v1_ids.py):
@@ -53,7 +53,7 @@ CHANNEL_HUB_VERSION = 0x01
 """``ChannelHub.VERSION``: written over byte 0 of every home channel id (since SDK v1.1.0)."""
 
 DEFAULT_CHALLENGE_DURATION = 86400
-"""The SDK's default challenge period in seconds (nitrolite-v1.md §7.4)."""
+"""The SDK's default challenge period in seconds (Nitrolite v1.4.1)."""
 
 _DECIMAL = re.compile(r"^[0-9]+$")
 _HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
@@ -117,7 +117,7 @@ def parse_sig_validators_hex(value: object) -> int:
 
 
 def channel_metadata(asset: str) -> bytes:
-    """First 8 bytes of ``keccak256(utf8(asset))`` then 24 zero bytes (§7.4).
+    """First 8 bytes of ``keccak256(utf8(asset))`` then 24 zero bytes.
 
     Binds a home channel to one asset symbol; the symbol is hashed as given, so ``"USDC"`` and
     ``"usdc"`` are different channels.
@@ -180,7 +180,7 @@ def home_channel_id(
 
 
 def escrow_channel_id(home_channel_id: str | bytes, version: int | str) -> str:
-    """``keccak256(abi.encode(bytes32 homeChannelId, uint64 version))`` (§7.5).
+    """``keccak256(abi.encode(bytes32 homeChannelId, uint64 version))``.
 
     ``version`` is the version of the state that opens the escrow (mutual_lock/escrow_lock),
     so each escrow operation of a channel gets its own id.
@@ -207,7 +207,7 @@ def state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str)
 
 
 def transaction_id(account: str, new_state_id: str | bytes) -> str:
-    """``keccak256(abi.encode(string account, bytes32 stateId))`` (§6.2).
+    """``keccak256(abi.encode(string account, bytes32 stateId))``.
 
     ``account`` is hashed as the exact text the node received (checksummed and lowercase
     addresses differ), so pass it through unchanged, never normalised.

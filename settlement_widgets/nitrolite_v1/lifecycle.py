@@ -3,7 +3,7 @@
 Why this module exists: a v1 client never edits balances freely; it builds the state that
 follows the last signed one (SDK ``nextState``), binds it to a new home channel when one is
 opened (``applyChannelCreation``), applies exactly one transition (``apply*Transition``,
-nitrolite-v1.md §6.2-§6.4, §7.4, §7.5), and the node accepts it only if recomputing that
+Nitrolite v1.4.1 ``core/state.ts``), and the node accepts it only if recomputing that
 state from the previous one gives the same result (``StateAdvancerV1.validateAdvancement``).
 Reproducing those rules is what lets our states pass the node's check; the vector group
 ``state_lifecycle`` pins them down, including the packing and signatures of the result

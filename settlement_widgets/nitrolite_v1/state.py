@@ -1,9 +1,9 @@
 """Nitrolite v1 channel states: packing, signing and channel session keys.
 
 Why this module exists: a v1 channel state is authorised only by the signatures embedded in
-it (nitrolite-v1.md §3), and both the node and the ChannelHub contract recompute the exact
+it (Nitrolite v1.4.1), and both the node and the ChannelHub contract recompute the exact
 bytes that were signed. So the packing below must be byte-identical to the SDK's
-``packState`` / ``packChallengeState`` (§7.1) and to the session-key packing (§7.2); the
+``packState`` / ``packChallengeState`` and to the session-key packing; the
 vector groups ``state_packing_kat`` and ``session_key_state_signature`` pin it down.
 
 Everything here is pure (no I/O, no clock). States are taken in their **wire form**
@@ -63,11 +63,11 @@ __all__ = [
     "transition_metadata_hash",
 ]
 
-#: validator-id prefix byte of a channel signature: built-in ECDSA (§7.1)
+#: validator-id prefix byte of a channel signature: built-in ECDSA
 SIG_VALIDATOR_DEFAULT: Final = 0x00
-#: validator-id prefix byte of a session-key wrapped channel signature (§7.2)
+#: validator-id prefix byte of a session-key wrapped channel signature
 SIG_VALIDATOR_SESSION_KEY: Final = 0x01
-#: appended to the *inner* signing data before wrapping, for ``challengeChannel`` (§7.1)
+#: appended to the *inner* signing data before wrapping, for ``challengeChannel``
 CHALLENGE_SUFFIX: Final = b"challenge"
 SESSION_KEY_AUTH_TYPEHASH: Final = keccak256(
     b"Nitrolite.SessionKey(address sessionKey,bytes32 metadataHash)"
@@ -170,7 +170,7 @@ def decimals_from_asset_table(assets: Sequence[Mapping[str, Any]]) -> TokenDecim
 
 
 # ---------------------------------------------------------------------------------------------
-# state packing (§7.1)
+# state packing
 # ---------------------------------------------------------------------------------------------
 
 
@@ -178,7 +178,7 @@ def transition_metadata_hash(transition: Mapping[str, Any]) -> bytes:
     """The packed state's ``metadata`` word for a wire transition.
 
     ``keccak256(abi.encode((uint8 type, bytes32 txId, bytes32 accountId, string amount)))``
-    with the amount re-rendered as decimal.js ``toString`` (nitrolite-v1.md §7.6), which is
+    with the amount re-rendered as decimal.js ``toString``, which is
     the text the SDK hashes when it signs.
     """
     encoded = encode_transition(
@@ -264,7 +264,7 @@ def pack_challenge_state(state: Mapping[str, Any], decimals: TokenDecimals) -> b
 
 
 def eip191_digest(message: bytes) -> bytes:
-    """``keccak256("\\x19Ethereum Signed Message:\\n" + len + message)`` (§3)."""
+    """``keccak256("\\x19Ethereum Signed Message:\\n" + len + message)``."""
     return keccak256(b"\x19Ethereum Signed Message:\n" + str(len(message)).encode() + message)
 
 
@@ -279,12 +279,12 @@ def sign_state(state: Mapping[str, Any], key: PrivateKey, decimals: TokenDecimal
 
 
 def sign_challenge(state: Mapping[str, Any], key: PrivateKey, decimals: TokenDecimals) -> bytes:
-    """The ``challengerSig`` of ``challengeChannel`` (never a session key, §7.2)."""
+    """The ``challengerSig`` of ``challengeChannel`` (never a session key)."""
     return bytes((SIG_VALIDATOR_DEFAULT,)) + sign_eip191(key, pack_challenge_state(state, decimals))
 
 
 # ---------------------------------------------------------------------------------------------
-# channel session keys (§7.2)
+# channel session keys
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,12 +1,12 @@
 """Nitrolite v1 transitions: types, on-chain intents, transition hashes, validator bitmaps.
 
 Every v1 state carries exactly one transition ``{type, tx_id, account_id, amount}``
-(nitrolite-v1.md §6.2). What the user and node sign covers it through two values:
+(Nitrolite v1.4.1 ``core/types.ts``). What the user and node sign covers it through two values:
 
 - the **intent**, a ``uint8`` the ChannelHub uses to pick the on-chain effect, derived from
   the type by ``core.transitionToIntent`` (TS and Go agree; the SDK's EVM client has a
-  different, wrong table for escrow transitions, §11, which we do not copy);
-- the **transition hash** (``metadata`` in the packed state, §7.1)
+  different, wrong table for escrow transitions, which we do not copy);
+- the **transition hash** (``metadata`` in the packed state)
   ``keccak256(abi.encode((uint8 type, bytes32 txId, bytes32 accountId, string amount)))``,
   where ``txId``/``accountId`` are turned into bytes32 by the SDK's lenient hex rule
   (:func:`lenient_bytes32`) and ``amount`` is hashed as the exact decimal string.
@@ -145,7 +145,7 @@ def transition_to_intent(transition_type: int) -> StateIntent:
 
 
 def lenient_bytes32(value: str | None, field: str = "value") -> bytes:
-    """A transition's ``tx_id``/``account_id`` text as the bytes32 the SDK hashes (§7.1).
+    """A transition's ``tx_id``/``account_id`` text as the bytes32 the SDK hashes.
 
     The SDK does not validate these fields: it strips ``0x``, left-pads an odd-length string
     with one ``0``, decodes hex pairs up to the first pair that is not hex (Go
@@ -206,7 +206,7 @@ def transition_hash(
     """The packed state's ``metadata`` (SDK ``getStateTransitionHash``), ``0x`` + hex.
 
     ``amount`` is hashed as given: pass the exact string that goes on the wire (the SDK's
-    decimal.js rendering, e.g. ``"1e-8"``, hashes differently from ``"0.00000001"``, §7.6).
+    decimal.js rendering, e.g. ``"1e-8"``, hashes differently from ``"0.00000001"``).
     """
     return "0x" + keccak256(encode_transition(transition_type, tx_id, account_id, amount)).hex()
 

@@ -2,7 +2,7 @@
 
 ``POST /faucet/requestTokens`` with ``{"userAddress": "0x…"}`` pays 10 ``ytest.usd`` by an
 off-chain ledger transfer from the faucet's account to the user's unified balance, exactly as
-the public faucet does through its ClearNode (erc7824-nitrolite.md §4): same success body,
+the public faucet does through its ClearNode (``erc7824/faucet-app``): same success body,
 same error bodies and statuses. The one addition is an optional per-address cooldown answered
 with 429 (the v1 faucet has one; the v0 code has none, so it is off by default).
 

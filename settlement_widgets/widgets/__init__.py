@@ -1,4 +1,4 @@
-"""The two widgets (spec §1, §2.6, §2.7): view models, pure HTML renderers, composites.
+"""The two widgets: view models, pure HTML renderers, composites.
 
 ``SettlementSelector`` picks a settlement method; ``ChannelStatusPanel`` shows a channel's
 status and can follow a provider live. Both are composites of core ipywidgets over pure view

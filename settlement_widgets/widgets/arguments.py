@@ -2,7 +2,7 @@
 
 traitlets silently ignores keyword arguments that are not traits, so a typo such as
 ``SettlementSelector(selcted="channel")`` would quietly show the default. We reject it with a
-"did you mean" instead (lonboard's habit, style-anchors §2.4).
+"did you mean" instead (lonboard's habit).
 """
 
 from __future__ import annotations

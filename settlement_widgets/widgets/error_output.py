@@ -2,7 +2,7 @@
 
 Exceptions raised inside ``observe``/``on_click`` handlers or provider event callbacks have no
 cell to print into, so ipywidgets loses them. Each composite carries an :class:`ErrorOutput`
-as its last child and reports there (lonboard's ``ErrorOutput`` habit, style-anchors §2.4).
+as its last child and reports there (lonboard's ``ErrorOutput`` habit).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class ErrorOutput(ipywidgets.Output):
 
 def run_callback(errors: ErrorOutput, where: str, callback: Callable[..., Any], *args: Any) -> None:
     """Call ``callback(*args)``; an exception goes to ``errors``. A coroutine result is
-    scheduled on the running loop (DESIGN: callbacks schedule coroutines) and its exception,
+    scheduled on the running loop (callbacks schedule coroutines) and its exception,
     if any, is reported the same way."""
     try:
         result = callback(*args)

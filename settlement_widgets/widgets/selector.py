@@ -2,7 +2,7 @@
 
 Each card is an ``HTML`` widget (rendered by :func:`render_card_html`) with a transparent
 ``Button`` laid over it in the same grid cell, so the whole card is the click target without
-any custom front-end code (style-anchors §5). The selected method's contract addresses are
+any custom front-end code. The selected method's contract addresses are
 shown inline below the cards, linked to the network's explorer.
 """
 
@@ -30,7 +30,7 @@ OnChange = Callable[[SettlementMethod], Any]
 
 
 class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
-    """Pick a settlement method: ``aggregator``, ``channel`` or ``v4`` (spec §2.7).
+    """Pick a settlement method: ``aggregator``, ``channel`` or ``v4``.
 
     ``selected`` is an observable trait (``selector.observe(f, names="selected")``).
     ``on_change(method)`` is called on every user selection, including a click on the card

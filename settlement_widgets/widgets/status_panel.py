@@ -1,6 +1,6 @@
 """``ChannelStatusPanel``: the status of one channel (or a settlement tx), live if bound.
 
-The props of spec §2.6 are snake_case traits; every change re-renders the panel's ``HTML``
+The JACK dashboard's props are snake_case traits; every change re-renders the panel's ``HTML``
 from the pure view model. :meth:`ChannelStatusPanel.bind` subscribes to a provider's events
 (``provider.on(event, callback)``) so a dispute turns the panel red without re-running a
 cell; callback errors are shown in :attr:`errors` beside the panel, never lost.
@@ -124,7 +124,7 @@ class ChannelStatusPanel(StaticSnapshot, ipywidgets.VBox):
     def from_props(
         cls, mapping: Mapping[str, Any], *, network: Network | str | None = None
     ) -> ChannelStatusPanel:
-        """A panel from the spec's camelCase props (``channelId``, ``channelStatus``, ...)."""
+        """A panel from the original camelCase props (``channelId``, ``channelStatus``, ...)."""
         return cls(network=network, **StatusProps.from_camel(mapping).as_dict())
 
     @classmethod

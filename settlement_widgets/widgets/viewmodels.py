@@ -1,6 +1,6 @@
 """Pure view models of the two widgets: what to show, decided without any HTML or ipywidgets.
 
-The widgets are views (DESIGN principle 6). Everything that decides *what* appears (which
+The widgets are views. Everything that decides *what* appears (which
 cards, which addresses, which rows, which colour, which value is truncated, which value may be
 a link) lives here as frozen dataclasses built from props and a :class:`Network`, so it is
 tested without a browser and without a kernel. ``render.py`` only turns these into escaped
@@ -165,7 +165,7 @@ def aggregator_source(base_url: str | None) -> AggregatorSource:
 def card_pill(method: str, network_name: str, aggregator: AggregatorSource = "live") -> str:
     """What a card's pill says, so that it never claims more than is true.
 
-    The spec's ``status`` (``live``/``demo``) says what a method *can* be; the pill says what
+    JACK's ``status`` (``live``/``demo``) says what a method *can* be; the pill says what
     this card runs on now: the aggregator is ``live`` only when its data comes from the live
     API (``local`` for a route server on this machine); channel and v4 run on the network:
     ``local`` for the sandbox on this machine, ``testnet`` on Sepolia.
@@ -179,8 +179,8 @@ def card_pill(method: str, network_name: str, aggregator: AggregatorSource = "li
 class CardViewModel:
     """One clickable card: label, pill, description and network.
 
-    ``status`` is the spec's (``live``/``demo``, what the API reports); ``pill`` is what the
-    card shows (:func:`card_pill`)."""
+    ``status`` is the JACK dashboard's (``live``/``demo``, what the API reports); ``pill`` is
+    what the card shows (:func:`card_pill`)."""
 
     id: SettlementMethod
     label: str
@@ -257,7 +257,7 @@ class SelectorViewModel:
 
 # --- the status panel: props -------------------------------------------------------------
 
-#: spec §2.6 camelCase prop -> our snake_case trait
+#: the JACK dashboard's camelCase prop -> our snake_case trait
 CAMEL_TO_SNAKE: Mapping[str, str] = MappingProxyType(
     {
         "channelId": "channel_id",
@@ -342,7 +342,7 @@ def _metadata(value: Any) -> Mapping[str, Any] | None:
 
 @dataclass(frozen=True)
 class StatusProps:
-    """The ChannelStatusPanel props of spec §2.6, validated; every one optional."""
+    """The ChannelStatusPanel props of the JACK dashboard, validated; every one optional."""
 
     channel_id: str | None = None
     channel_status: str | None = None
@@ -376,7 +376,7 @@ class StatusProps:
 
     @classmethod
     def from_camel(cls, mapping: Mapping[str, Any]) -> StatusProps:
-        """The spec's camelCase props, as a dashboard or the endpoint sends them."""
+        """The JACK dashboard's camelCase props, as a dashboard or the endpoint sends them."""
         if not isinstance(mapping, Mapping):
             raise SettlementValueError(
                 f"props must be a mapping of camelCase names, got {type(mapping).__name__}"

@@ -27,7 +27,7 @@ FAUCET_PATH = "/faucet/requestTokens"
 @dataclass
 class LoopbackFaucet:
     """A faucet on 127.0.0.1 with the HTTP contract of the v0 sandbox faucet
-    (erc7824-nitrolite.md §4): ``POST /faucet/requestTokens`` with ``{"userAddress"}`` ->
+    (``erc7824/faucet-app``): ``POST /faucet/requestTokens`` with ``{"userAddress"}`` ->
     200 ``{success, message, txId, amount, asset, destination}`` or 400 ``{"error"}``.
 
     Extra paths misbehave for the fallback tests: ``/unavailable/…`` answers 503 like a

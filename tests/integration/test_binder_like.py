@@ -1,4 +1,4 @@
-"""The "binder-like" job (style-anchors §4.3 b): build what Binder builds, without Docker.
+"""The "binder-like" job: build what Binder builds, without Docker.
 
 From a copy of the repository as a fresh clone would have it (tracked and new files; no
 node_modules, no compiled artifacts), in a fresh virtual environment of this machine's Python

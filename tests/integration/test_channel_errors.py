@@ -215,7 +215,7 @@ async def speaking(answer: str | bytes) -> AsyncIterator[str]:
         yield f"ws://127.0.0.1:{port}/ws"
 
 
-# what a Nitrolite v1 node (Nitronode v1.4.1) answers a v0.5 frame (reference/nitrolite-v1)
+# what a Nitrolite v1 node (Nitronode v1.4.1) answers a v0.5 frame
 V1_REPLY = json.dumps([4, 0, "", {"error": "invalid message format"}, 1767225600000])
 
 

@@ -1,4 +1,4 @@
-"""Which client for which node: the wire probe (reference/nitrolite-v1 §10), the provider
+"""Which client for which node: the wire probe, the provider
 factory that refuses a profile whose node speaks the other protocol, ``settlement-sandbox
 --protocol v1``, and the v1 script run twice with one ``SETTLEMENT_HOME``."""
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (the reference lines below are copied verbatim; wrapping them would hide diffs)
-"""Our ChannelHub's ABI claim, checked exactly against the reference (nitrolite-v1.md §8).
+"""Our ChannelHub's ABI claim, checked exactly against the reference (Nitrolite v1.4.1).
 
 The claim: for home channels, our ``ChannelHub`` has the reference hub's entry points (channel
 lifecycle, node vault, reclaims, validator registry), events and custom errors with identical

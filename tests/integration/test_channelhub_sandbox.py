@@ -82,7 +82,7 @@ async def test_a_session_key_state_cosigned_by_the_node_opens_a_channel_on_chain
     asset = sb.hub.token_symbol
     node_url = sb.network.node_url
 
-    # the wallet registers a channel session key with the node (nitrolite-v1.md §7.2)
+    # the wallet registers a channel session key with the node
     expires_at = int(time.time()) + 10 * 86400
     registration = {
         "user_address": user.address,

@@ -1,4 +1,4 @@
-"""Every revert path of the custody (erc7824-nitrolite.md §2.1) raises TransactionFailedError
+"""Every revert path of the custody (Nitrolite v0.5 ``Custody.sol``) raises TransactionFailedError
 named after the contract's custom error, on both backends, and nothing is mined.
 
 A module fixture builds one channel in each status once (ACTIVE, INITIAL, DISPUTE, and ACTIVE

@@ -1,5 +1,5 @@
 """Every rule the local Nitronode enforces, with the error text it answers, and the wire's
-bad-frame handling (nitrolite-v1.md §2, §4)."""
+bad-frame handling (Nitrolite v1.4.1)."""
 
 from __future__ import annotations
 

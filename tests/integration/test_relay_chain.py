@@ -1,6 +1,6 @@
 """The relay following the chain: create, deposit, withdraw, close, dispute and checkpoint a
 real channel on the sandbox's custody contract, with the ledger effects and channel statuses of
-the ClearNode (erc7824-nitrolite.md §5), on the in-process EVM and on anvil.
+the v0.5 ClearNode, on the in-process EVM and on anvil.
 
 The user side is driven by hand (protocol core + CustodyClient), exactly as a v0.5 client
 does it: RPC for the broker-signed state, wallet signature, custody transaction; the relay

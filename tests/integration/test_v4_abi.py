@@ -1,4 +1,4 @@
-"""Our PolicyHook and SettlementAdapter keep the deployed contracts' ABI (reference §4.3/§4.4):
+"""Our PolicyHook and SettlementAdapter keep the deployed contracts' ABI (``hashpass-tech/jack``):
 same selectors, events and errors, plus the new errors the fixes need. Reads the built
 artifacts (``node contracts/build.js``)."""
 

@@ -69,7 +69,7 @@ def _run_all(page: Page, lab: Lab, workspace: str, notebook: str) -> None:
     page.goto(lab.page_url(f"lab/workspaces/{workspace}/tree/{notebook}"))
     expect(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab")).to_have_count(1)
     # the execution indicator can say idle before the session is connected; the status bar
-    # text only appears once the kernel is really there (toolchain-notes §6.2)
+    # text only appears once the kernel is really there
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle")
     page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
     page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()

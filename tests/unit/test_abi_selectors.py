@@ -1,6 +1,6 @@
 """Our compiled Custody and SimpleConsensus are ABI-identical to the deployed Nitrolite ones.
 
-The reference list (shared/reference/custody-abi-selectors.txt) was generated from the
+The reference list (``data/custody-abi-selectors.txt``) was generated from the
 official SDK's CustodyAbi and checked against the deployed source. Every function selector,
 event topic and error selector it lists must be in our compiled ABI under the same name, with
 the same parameter types (the selector/topic is their hash) and, for Custody, the same

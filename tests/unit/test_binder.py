@@ -1,4 +1,4 @@
-"""Lint of binder/ (style-anchors §4): what repo2docker reads must build the same environment
+"""Lint of binder/: what repo2docker reads must build the same environment
 next month as today, and the README's Binder links must point at files that exist.
 
 - environment.yml: conda-forge; python and nodejs pinned; every conda package pinned with

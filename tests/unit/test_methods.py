@@ -13,7 +13,7 @@ from settlement_widgets.addresses import to_checksum
 from settlement_widgets.errors import InvalidNetworkError, UnknownOptionError
 from settlement_widgets.methods import option, validate_method
 
-# spec §2.3 / §4.1, written out by hand from the spec and original-dashboard.md §1.2-§1.3
+# written out by hand from the JACK dashboard (``hashpass-tech/jack``)
 EXPECTED_SEPOLIA_BODY = {
     "methods": {
         "aggregator": {

@@ -1,6 +1,6 @@
 """``python -m settlement_widgets.nitrolite_v1.vectors compute``: the published Nitrolite v1
-vectors (``data/nitrolite-v1-vectors.json``, a verbatim copy of
-shared/reference/nitrolite-v1/, made by the official SDK 1.4.1) with every ``outputs``
+vectors (``data/nitrolite-v1-vectors.json``, as the official
+SDK 1.4.1 made them) with every ``outputs``
 removed, computed again by our code from the inputs alone, must equal the published outputs.
 The private keys in that file's ``meta.keys`` are the oracle's fixed, public test keys
 (``0x01…01`` to ``0x04…04``): the inputs every vector was signed with, never funded anywhere.

@@ -1,5 +1,5 @@
 """Which protocol a relay's frame belongs to: v0.5 frames (ours), Nitrolite v1 frames (the
-shapes of reference/nitrolite-v1: ``[type, id, method, payload, ts]``) and everything else."""
+shapes of Nitrolite v1.4.1: ``[type, id, method, payload, ts]``) and everything else."""
 
 from __future__ import annotations
 

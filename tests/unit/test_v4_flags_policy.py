@@ -53,7 +53,7 @@ def test_every_flag_bit() -> None:
 def test_reason_names() -> None:
     assert reason_name(b"\x00" * 32) == "OK"
     assert reason_name(keccak(b"POLICY_MISSING")) == "POLICY_MISSING"
-    # the constants of reference/original-dashboard.md §4.3
+    # the constants of the deployed ``JACKPolicyHook``
     assert reason_code("POLICY_MISSING").hex() == (
         "93ee933a9bf318778e1f78f93e323fd5ed0997896f1c8b2fdeca629907eda67e"
     )

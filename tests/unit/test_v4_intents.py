@@ -30,7 +30,7 @@ from settlement_widgets.v4 import (
 )
 from settlement_widgets.wallet import WalletClient
 
-# reference/original-dashboard.md §4.4: the on-chain hashIntent result in the v4 proof
+# ``hashpass-tech/jack``: the on-chain hashIntent result in the v4 proof
 VECTOR = Intent(
     id=intent_id("jack-demo-intent-hash"),
     user="0x114d72D97Aa9C413A1ba3f0Cd37F439D668EA1aD",

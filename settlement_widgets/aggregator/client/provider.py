@@ -1,6 +1,6 @@
 """AggregatorProvider: the ``aggregator`` settlement method (LI.FI, live, multi-chain).
 
-Spec §4.4: the aggregator "makes direct API calls through an aggregator provider and has no
+The aggregator "makes direct API calls through an aggregator provider and has no
 init function"; :mod:`settlement_widgets.providers` holds a default instance built with no
 arguments. Configuration comes from the arguments or, when they are None, from the
 environment: ``LIFI_API_URL`` (default ``https://li.quest/v1``) and ``LIFI_API_KEY``.

@@ -1,6 +1,6 @@
 """A local Nitrolite v1 node (Yellow's Nitronode protocol) for tests and the sandbox.
 
-It serves the v1 wire (5-element frames, nitrolite-v1.md §2) and the 20 RPC methods of §4
+It serves the v1 wire (5-element frames) and the 20 RPC methods of the Nitrolite v1.4.1 node
 over a SQLite ledger whose every change is committed before it is acknowledged. Start it in
 process with :class:`NitronodeNode` or as a child process with :class:`NitronodeProcess` /
 ``python -m settlement_widgets.sandbox.nitronode``. On-chain facts come from an optional

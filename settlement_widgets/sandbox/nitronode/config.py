@@ -41,9 +41,9 @@ __all__ = [
     "rate_limits_from_env",
 ]
 
-#: the node's ``challenge`` bounds in seconds (request_creation, nitrolite-v1.md §4)
+#: the node's ``challenge`` bounds in seconds (request_creation, Nitrolite v1.4.1)
 DEFAULT_CHALLENGE_RANGE: Final = (86400, 604800)
-#: validator ids the node verifies: 0 = plain ECDSA, 1 = channel session key (§7.2)
+#: validator ids the node verifies: 0 = plain ECDSA, 1 = channel session key
 SUPPORTED_SIG_VALIDATORS: Final = (0, 1)
 DEFAULT_NODE_VERSION: Final = "v1.4.1-sandbox"
 

@@ -7,7 +7,7 @@ reference gives them (``"failed to parse parameters"``, ``"transition is not sup
 yet"``, ``"invalid incoming state user signature: …"``).
 
 Every check runs before the first mutation, so a refused request changes nothing. The rules
-are the Go node's as described in nitrolite-v1.md §4, §6.4; the state arithmetic itself is
+are the Go node's (Nitrolite v1.4.1 Nitronode); the state arithmetic itself is
 the core's (:func:`~settlement_widgets.nitrolite_v1.lifecycle.next_state`,
 :func:`~settlement_widgets.nitrolite_v1.lifecycle.apply_transition`,
 :func:`~settlement_widgets.nitrolite_v1.lifecycle.validate_advancement`), never re-derived.

@@ -2,7 +2,7 @@
 registration, in memory for reads and in SQLite (WAL, ``synchronous=FULL`` by default) for
 durability.
 
-The v1 node's truth is a chain of signed states per (wallet, asset) (nitrolite-v1.md §6.1);
+The v1 node's truth is a chain of signed states per (wallet, asset) (Nitrolite v1.4.1 ``StateV1``);
 balances are read off the latest state, never kept apart from it, so there is nothing to
 reconcile after a crash. Each object is stored as its wire JSON (the exact dict the node
 replies with) in a row keyed by what the node looks it up by. Mutations happen on the event

@@ -3,7 +3,7 @@
 The core (:mod:`settlement_widgets.nitrolite_v1`) builds and signs states, session-key
 registrations and quorum signatures but has no verifier, so the node's side lives here:
 recover the EIP-191 signer of each signed object and compare it with who must have signed
-(nitrolite-v1.md §3, §7). Written in this package because the core is edited elsewhere;
+(as the Nitrolite v1.4.1 SDK signs). Written in this package because the core is edited elsewhere;
 every digest comes from the core's packing functions, so there is one definition of what is
 signed.
 """
@@ -41,7 +41,7 @@ def recover_eip191(message: bytes, signature: bytes) -> str:
 
 
 class SessionKeyAuth:
-    """The parts of a ``0x01`` session-key channel signature (§7.2).
+    """The parts of a ``0x01`` session-key channel signature (validator id 1).
 
     ``0x01 ‖ abi.encode((address sessionKey, bytes32 metadataHash, bytes authSig), bytes skSig)``
     """

@@ -31,7 +31,7 @@ __all__ = [
     "validator_registration_message",
 ]
 
-#: the id the SDK and the node give channel session-key signatures (nitrolite-v1.md §7.2)
+#: the id the SDK and the node give channel session-key signatures (Nitrolite v1.4.1)
 SESSION_KEY_VALIDATOR_ID: Final = SIG_VALIDATOR_SESSION_KEY
 
 

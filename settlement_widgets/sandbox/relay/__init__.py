@@ -1,6 +1,6 @@
 """Our ClearNode v0.5 wire-compatible relay node (the local sandbox's ``node_url``).
 
-``RelayNode(RelayConfig(...))`` serves the WebSocket RPC of erc7824-nitrolite.md §3 on
+``RelayNode(RelayConfig(...))`` serves the v0.5 ClearNode's WebSocket RPC on
 loopback over a SQLite (WAL) ledger with group commit; with a custody client it also follows
 the chain. ``python -m settlement_widgets.sandbox.relay`` runs one on its own.
 

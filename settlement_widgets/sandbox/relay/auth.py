@@ -1,5 +1,5 @@
 """Who a connection is: ``auth_request``/``auth_verify`` (EIP-712 policy or JWT), session
-keys and user tags (erc7824-nitrolite.md §3.3).
+keys and user tags (as the v0.5 ClearNode does).
 
 A challenge is kept in memory only (a restarted node forgets pending logins, as the ClearNode
 does); a verified login registers the session key in the ledger and returns a JWT the client

@@ -24,7 +24,7 @@ from .wire import Incoming, recover_signer
 
 __all__ = ["CLEARNODE_APPLICATION", "Note", "Outcome", "ServiceBase", "Session"]
 
-#: a session key of this application may spend without allowance checks (§3.3)
+#: a session key of this application may spend without allowance checks (as in ClearNode v0.5)
 CLEARNODE_APPLICATION: Final = "clearnode"
 _DEFAULT_LIMIT: Final = 10
 _MAX_LIMIT: Final = 100

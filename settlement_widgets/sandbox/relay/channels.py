@@ -1,5 +1,5 @@
 """The channel RPCs: ``get_channels``, ``create_channel``, ``resize_channel`` and
-``close_channel`` (erc7824-nitrolite.md §3.4).
+``close_channel`` (as the v0.5 ClearNode serves them).
 
 The node only *signs* states here; a channel is indexed and its amounts change when the
 custody event arrives (:mod:`.chain_events`), so a state the client never submits changes
@@ -107,7 +107,7 @@ class ChannelHandlers(ServiceBase):
             b"",
             (Allocation(wallet, asset.token, 0), Allocation(self.broker_address, asset.token, 0)),
         )
-        # nothing is stored until the Created event (§3.4)
+        # nothing is stored until the Created event (as in the ClearNode)
         return Outcome("create_channel", self._state_reply(cid, state, channel))
 
     def _channel_param(self, params: Mapping[str, Any]) -> tuple[ChannelRecord, str]:

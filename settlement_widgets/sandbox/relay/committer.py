@@ -6,7 +6,7 @@ those changes durable. Frames that depend on them are parked with :meth:`after` 
 batch has committed; then they are released in sequence order, so a connection sees its
 replies in the order it sent the requests, and notifications after the replies they follow.
 
-Two ways to run the COMMIT (performance-floor.md §4, §8.3), for either durability:
+Two ways to run the COMMIT, for either durability:
 
 - ``threaded=False`` (the relay's default): the batch is written in the loop itself the next
   time it is idle, i.e. after every request already received has been handled. While the

@@ -1,7 +1,7 @@
 """What a relay node serves: its networks, its assets and how it persists (frozen values).
 
 ``get_config`` lists :class:`NetworkConfig` entries and ``get_assets`` the
-:class:`AssetConfig` entries exactly as the ClearNode does (erc7824-nitrolite.md §3.4, §3.5);
+:class:`AssetConfig` entries exactly as the ClearNode does (its v0.5 ``get_config``/``get_assets``);
 the unified ledger is keyed by asset *symbol*, so one symbol may have a token on several
 chains. Nothing here does I/O.
 """
@@ -25,7 +25,7 @@ __all__ = [
     "RelayConfig",
 ]
 
-#: the ClearNode always offers ``challenge: 3600`` in ``create_channel`` (§2.4)
+#: the ClearNode always offers ``challenge: 3600`` in ``create_channel``
 DEFAULT_CHALLENGE_PERIOD = 3600
 #: what the faucet account holds when a fresh ledger is created (1,000,000,000 ytest.usd)
 DEFAULT_FAUCET_SEED_UNITS = 10**15

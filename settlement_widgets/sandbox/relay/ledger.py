@@ -9,7 +9,7 @@ transaction; replies that depend on it are released only after that COMMIT.
 
 Amounts are integers of smallest units in memory and decimal-integer TEXT in SQLite (uint256
 does not fit SQLite's 64-bit INTEGER). Accounts are wallet addresses (EIP-55) and, for the
-escrow of a channel, the channel id (as in the ClearNode, erc7824-nitrolite.md §3.4).
+escrow of a channel, the channel id (as in the v0.5 ClearNode).
 """
 
 from __future__ import annotations

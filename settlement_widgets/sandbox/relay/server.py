@@ -11,7 +11,7 @@ Connections get ``assets`` on connect, ``channels`` and ``bu`` after auth, and `
 transfer. A
 :class:`~.watcher.ChainWatcher` applies custody events when the node has a chain.
 
-Transport settings follow performance-floor.md §8.3: no permessage-deflate, orjson, the
+Transport settings: no permessage-deflate, orjson, the
 broker key parsed once, request handling without awaits.
 """
 

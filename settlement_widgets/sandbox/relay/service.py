@@ -4,8 +4,8 @@
 connection's :class:`Session`, checks it the way the ClearNode does, changes the
 :class:`~.ledger.Ledger` in memory and returns an :class:`Outcome` (the reply and the
 notifications to push). A refusal raises :class:`~settlement_widgets.errors.RelayError` whose
-text is the node's error message (erc7824-nitrolite.md §3, the ClearNode's own texts where
-the reference quotes none); nothing is changed in that case, because every check runs before
+text is the node's error message (the v0.5 ClearNode's texts, or ours where
+we know none); nothing is changed in that case, because every check runs before
 the first mutation.
 
 Handlers never await: a request is checked and applied in one step of the event loop, so

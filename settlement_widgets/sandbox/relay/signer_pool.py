@@ -1,7 +1,7 @@
 """The relay's second core: signature recovery of a burst of requests on a helper thread.
 
 Recovering a request's signer is the largest single cost of a relay request (~40 µs of
-secp256k1, performance-floor.md §2.4), and coincurve releases the GIL inside it. When one
+secp256k1, see ``benchmarks/floor.py``), and coincurve releases the GIL inside it. When one
 read from a socket brings several requests (a pipelining client, or many clients at once),
 :meth:`SignerPool.recover` splits them: a helper thread recovers the first half while the
 event-loop thread recovers the second, and the loop thread then handles the requests in

@@ -189,7 +189,7 @@ class TransferHandlers(ServiceBase):
             )
 
     def _check_outgoing_allowed(self, wallet: str) -> None:
-        """v0.5: nothing leaves a wallet with a challenged or funded channel (§3.4, PR #414)."""
+        """v0.5: nothing leaves a wallet with a challenged or funded channel (ClearNode PR #414)."""
         channels = self.ledger.channels_of(wallet)
         if any(c.status == "challenged" for c in channels):
             raise _fail(f"participant {wallet} has challenged channels, cannot execute operation")

@@ -1,5 +1,5 @@
 """Frames on the relay's hot path: parse a request keeping its exact ``req`` bytes, and emit
-compact ``res`` arrays signed over exactly the bytes sent (erc7824-nitrolite.md §3.1).
+compact ``res`` arrays signed over exactly the bytes sent (the v0.5 RPC envelope).
 
 The SDK and our client send ``{"req":<req>,"sig":[...]}`` with the compact ``req`` text, so
 the fast path parses with orjson and takes ``<req>`` as a slice, accepted only when it equals

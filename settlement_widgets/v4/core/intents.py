@@ -5,7 +5,7 @@ amountIn,uint256 minAmountOut,uint256 deadline)`` under its own EIP-712 domain; 
 is carried in the struct but not hashed. The domain is *read from the chain* (ERC-5267
 ``eip712Domain()``) by the provider, so the same code signs for our adapter (name
 ``"SettlementAdapter"``) and the deployed Sepolia one (``"JACKSettlementAdapter"``): see
-:data:`SEPOLIA_ADAPTER_DOMAIN` and the verified vector in reference/original-dashboard.md §4.4.
+:data:`SEPOLIA_ADAPTER_DOMAIN` and the verified vector in tests/unit/test_v4_intents.py.
 
 Hashing uses eth-abi directly (the struct is flat); tests check it against eth-account's
 ``encode_typed_data`` as the reference.
@@ -162,7 +162,7 @@ class Eip712Domain:
         }
 
 
-#: The deployed Sepolia adapter's domain (reference/original-dashboard.md §4.4); chain and
+#: The deployed Sepolia adapter's domain (``JACKSettlementAdapter.sol``); chain and
 #: adapter address come from :data:`settlement_widgets.networks.SEPOLIA`.
 SEPOLIA_ADAPTER_DOMAIN: Final = Eip712Domain(
     name="JACKSettlementAdapter",
