@@ -126,8 +126,8 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .aggregator import AggregatorProvider, routes_frame
     from .channel import ChannelProvider, request_faucet_tokens
-    from .channel_v1 import ChannelProviderV1
-    from .channel_v1.detect import open_channel_provider
+    from .channel.detect import open_channel_provider
+    from .channel.v1 import ChannelProviderV1
     from .dashboard import SettlementDashboard
     from .errors import (
         ConfigurationError,

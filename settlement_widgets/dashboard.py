@@ -72,8 +72,8 @@ if TYPE_CHECKING:
 
     from .aggregator import AggregatorProvider
     from .channel.models import Channel
-    from .channel.provider import ChannelProvider
-    from .channel_v1.provider import ChannelProviderV1
+    from .channel.v0_5.client.provider import ChannelProvider
+    from .channel.v1.client.provider import ChannelProviderV1
     from .notebook import NotebookSession
     from .signer import Signer
     from .v4 import V4Provider
@@ -269,7 +269,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         selected: str = "channel",
     ) -> None:
         from .addresses import validate_address
-        from .channel.lifecycle import units
+        from .channel.v0_5.core.lifecycle import units
 
         if not isinstance(network, Network):
             raise SettlementValueError(
@@ -546,7 +546,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         if self._channel_provider is None:
             provider: ChannelProvider | ChannelProviderV1
             if self.network.protocol == "nitrolite-v1":
-                from .channel_v1 import ChannelProviderV1
+                from .channel.v1 import ChannelProviderV1
 
                 provider = ChannelProviderV1(self.network, self.user)
             else:

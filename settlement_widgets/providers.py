@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .channel.config import ChannelConfig
+from .channel.v0_5.client.config import ChannelConfig
 
 if TYPE_CHECKING:
     from .aggregator import AggregatorProvider
-    from .channel.provider import ChannelProvider
+    from .channel.v0_5.client.provider import ChannelProvider
     from .networks import Network
     from .signer import Signer
     from .v4 import V4Provider
@@ -68,7 +68,7 @@ def _close_later(provider: Any) -> None:
 def init_channel_provider(config: ChannelConfig, wallet: Signer) -> ChannelProvider:
     """Create the channel provider singleton (replacing and closing any previous one)."""
     global _channel_provider
-    from .channel.provider import ChannelProvider
+    from .channel.v0_5.client.provider import ChannelProvider
 
     if _channel_provider is not None:
         _close_later(_channel_provider)

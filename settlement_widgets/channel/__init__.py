@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "ChannelConfig": "config",
-    "CustodyClient": "custody",
+    "ChannelConfig": "v0_5.client.config",
+    "CustodyClient": "v0_5.chain.custody",
     "request_faucet_tokens": "faucet",
-    "RelayClient": "relay_client",
-    "ChannelStore": "store",
-    "ChannelProvider": "provider",
-    "Channel": "provider",
-    "Transfer": "provider",
-    "Tx": "provider",
+    "RelayClient": "v0_5.client.relay_client",
+    "ChannelStore": "v0_5.client.store",
+    "ChannelProvider": "v0_5.client.provider",
+    "Channel": "v0_5.client.provider",
+    "Transfer": "v0_5.client.provider",
+    "Tx": "v0_5.client.provider",
     "StepEvent": "models",
     "WatcherStatus": "models",
 }
@@ -45,10 +45,10 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import ChannelConfig
-    from .custody import CustodyClient
     from .faucet import request_faucet_tokens
     from .models import StepEvent, WatcherStatus
-    from .provider import Channel, ChannelProvider, Transfer, Tx
-    from .relay_client import RelayClient
-    from .store import ChannelStore
+    from .v0_5.chain.custody import CustodyClient
+    from .v0_5.client.config import ChannelConfig
+    from .v0_5.client.provider import Channel, ChannelProvider, Transfer, Tx
+    from .v0_5.client.relay_client import RelayClient
+    from .v0_5.client.store import ChannelStore

@@ -33,15 +33,15 @@ import pytest
 import websockets
 from relay_helpers import ASSET, RelayTestClient, relay_config
 
-from settlement_widgets.erc7824 import messages as M
-from settlement_widgets.erc7824.amounts import parse_decimal_amount, to_decimal_string
-from settlement_widgets.erc7824.rpc import Request, Response, now_ms
+from settlement_widgets.channel.v0_5.core import messages as M
+from settlement_widgets.channel.v0_5.core.amounts import parse_decimal_amount, to_decimal_string
+from settlement_widgets.channel.v0_5.core.rpc import Request, Response, now_ms
+from settlement_widgets.channel.v0_5.node import RelayConfig, RelayNode
+from settlement_widgets.channel.v0_5.node import committer as committer_module
+from settlement_widgets.channel.v0_5.node import server as server_module
+from settlement_widgets.channel.v0_5.node.ledger import Batch
 from settlement_widgets.errors import UnavailableError
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.sandbox.relay import RelayConfig, RelayNode
-from settlement_widgets.sandbox.relay import committer as committer_module
-from settlement_widgets.sandbox.relay import server as server_module
-from settlement_widgets.sandbox.relay.ledger import Batch
 
 ALICE = PrivateKey("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
 BOB = PrivateKey("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")

@@ -10,12 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.aggregator import (
-    APPROVAL_GAS,
-    Route,
-    net_value,
-    rank_routes,
-)
+from settlement_widgets.aggregator import APPROVAL_GAS, Route, net_value, rank_routes
 from settlement_widgets.aggregator.models import parse_quote, parse_routes
 from settlement_widgets.aggregator.ranking import best
 from tests.lifi_synthetic import fixture

@@ -1,0 +1,621 @@
+"""Async client of a Nitrolite v1 ``ChannelHub`` (home channels).
+
+Why this module exists: a v1 user must be able to put a co-signed state on chain without the
+node: open a channel, deposit, withdraw, checkpoint, challenge and close
+(nitrolite-v1.md §8). :class:`ChannelHubClient` sends those calls for a
+:class:`~settlement_widgets.signer.Signer` and reads the hub back.
+
+- The six channel entry points are encoded with :mod:`settlement_widgets.channel.v1.core.calldata`,
+  which reproduces the SDK's calldata byte for byte, so what we send is what the SDK would send.
+  States and definitions are taken in that module's contract JSON form (camelCase keys, see
+  :func:`~settlement_widgets.channel.v1.core.calldata.contract_state_from_wire` for turning a signed
+  wire state into it, and :func:`contract_definition` for a definition).
+- Node-vault, reclaim and validator-registry calls and views go through the compiled
+  ``ChannelHub`` ABI (our own hub, ABI-identical to the reference for these entry points;
+  ``abi=`` takes another).
+- Every revert becomes :class:`~settlement_widgets.errors.TransactionFailedError` with the
+  custom error decoded from the hub, validator and token ABIs plus every error of the real
+  hub, engines and validators (:mod:`.hub_errors`), so a revert of the real hub is named too
+  (``"IncorrectSignature"``, ``"ValidatorNotActive"``, ...). A transaction that reverts
+  only when mined is replayed to name its error, by :meth:`CustodyClient.explain_failure
+  <settlement_widgets.channel.v0_5.chain.custody.CustodyClient.explain_failure>` (ABI-agnostic,
+  reused
+  through a helper bound to our ABIs rather than copied), which also serves the ERC-20 reads.
+
+Signing is not this module's job (:mod:`settlement_widgets.channel.v1.core.state` signs); it
+submits what it is given and the contract stays the judge of signatures.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from ...._keccak import keccak256
+from ....addresses import ZERO_ADDRESS, to_checksum, validate_address
+from ....contracts import load_artifact
+from ....errors import InvalidStateError, TransactionFailedError
+from ...v0_5.chain.custody import _ERC20_ABI, CustodyClient, _amount, _optional_abi
+from ..core.calldata import (
+    challenge_channel_calldata,
+    channel_state_calldata,
+    create_channel_calldata,
+    hex_bytes,
+)
+from ..core.ids import (
+    CHANNEL_HUB_VERSION,
+    DEFAULT_CHALLENGE_DURATION,
+    as_bytes32,
+    channel_metadata,
+    encode_channel_definition,
+    parse_sig_validators_hex,
+)
+from .hub_errors import HUB_ERROR_ABI
+
+if TYPE_CHECKING:
+    from ....signer import Signer
+
+__all__ = [
+    "ChannelHubClient",
+    "HubChainView",
+    "HubChannelData",
+    "HubChannelStatus",
+    "HubEvent",
+    "HubTx",
+    "channel_id_of",
+    "contract_definition",
+    "hub_status_name",
+]
+
+#: the ``ChannelHub`` artifact built from contracts/src/channel_v1
+HUB_ARTIFACT: Final = "ChannelHub"
+_VALIDATOR_ARTIFACTS: Final = ("ECDSAValidator", "SessionKeyValidator")
+
+
+class HubChannelStatus(enum.IntEnum):
+    """The hub's ``ChannelStatus`` (Nitrolite v1.4.1 ``Types.sol``): the node's
+    void/open/challenged/closed, then the migration statuses a real hub can report."""
+
+    VOID = 0
+    OPERATING = 1
+    DISPUTED = 2
+    CLOSED = 3
+    MIGRATING_IN = 4
+    MIGRATED_OUT = 5
+
+
+def hub_status_name(code: int) -> str:
+    """The enum name of a status code; a code this client does not know (a newer hub) reads
+    as ``"UNKNOWN_<code>"`` rather than failing the whole read."""
+    try:
+        return HubChannelStatus(code).name
+    except ValueError:
+        return f"UNKNOWN_{code}"
+
+
+@dataclass(frozen=True)
+class HubEvent:
+    """One hub event: its name, its arguments by ABI name (structs as dicts, bytes as 0x-hex)
+    and where it was emitted."""
+
+    name: str
+    args: Mapping[str, Any]
+    block_number: int
+    log_index: int
+    tx_hash: str
+
+
+@dataclass(frozen=True)
+class HubTx:
+    """A mined hub (or token) transaction and the hub events it emitted."""
+
+    tx_hash: str
+    block_number: int
+    gas_used: int
+    events: tuple[HubEvent, ...]
+    #: the channel the transaction is about, when it is about one
+    channel_id: str | None = None
+
+    @property
+    def event_names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.events)
+
+    def event(self, name: str) -> HubEvent:
+        """The first event called ``name``; :class:`InvalidStateError` if there is none."""
+        for event in self.events:
+            if event.name == name:
+                return event
+        raise InvalidStateError(
+            f"transaction {self.tx_hash} emitted no {name} event "
+            f"(it emitted: {', '.join(self.event_names) or 'none'})"
+        )
+
+
+@dataclass(frozen=True)
+class HubChannelData:
+    """``getChannelData``: status (enum name), definition and last accepted state in the
+    contract JSON form, challenge expiry (0 unless disputed) and the funds the hub holds."""
+
+    channel_id: str
+    status: str
+    definition: Mapping[str, Any]
+    last_state: Mapping[str, Any]
+    challenge_expiry: int
+    locked_funds: int
+    status_code: int = field(default=0, repr=False)
+
+
+# --- definitions and ids -----------------------------------------------------------------
+
+
+def contract_definition(
+    *,
+    user: str,
+    node: str,
+    asset: str,
+    nonce: int,
+    challenge_duration: int = DEFAULT_CHALLENGE_DURATION,
+    approved_sig_validators: int | str = 0,
+) -> dict[str, Any]:
+    """A ``ChannelDefinition`` in the contract JSON form :mod:`~..nitrolite_v1.calldata` takes.
+
+    The metadata binds the channel to ``asset`` (case-sensitive, §7.4), so the id computed from
+    it equals :func:`~settlement_widgets.channel.v1.core.ids.home_channel_id` for the same inputs.
+    """
+    return {
+        "challengeDuration": challenge_duration,
+        "user": validate_address(user, field="user", allow_zero=False),
+        "node": validate_address(node, field="node", allow_zero=False),
+        "nonce": nonce,
+        "approvedSignatureValidators": parse_sig_validators_hex(approved_sig_validators),
+        "metadata": "0x" + channel_metadata(asset).hex(),
+    }
+
+
+def channel_id_of(definition: Mapping[str, Any]) -> str:
+    """The home channel id the hub derives from a contract-form definition (§7.4)."""
+    encoded = encode_channel_definition(
+        challenge_duration=int(definition["challengeDuration"]),
+        user=definition["user"],
+        node=definition["node"],
+        nonce=int(definition["nonce"]),
+        approved_sig_validators=int(definition["approvedSignatureValidators"]),
+        metadata=hex_bytes(definition["metadata"], "definition.metadata", 32),
+    )
+    return "0x" + (bytes([CHANNEL_HUB_VERSION]) + keccak256(encoded)[1:]).hex()
+
+
+def _channel_id_hex(channel_id: str | bytes) -> str:
+    return "0x" + as_bytes32(channel_id, "channel_id").hex()
+
+
+def _hex(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value.startswith("0x") else "0x" + value
+    return "0x" + bytes(value).hex()
+
+
+# --- ABI value conversion ------------------------------------------------------------------
+
+
+def _abi_type(param: Mapping[str, Any]) -> str:
+    kind: str = param["type"]
+    if kind.startswith("tuple"):
+        return "(" + ",".join(_abi_type(c) for c in param["components"]) + ")" + kind[5:]
+    return kind
+
+
+def _to_json(param: Mapping[str, Any], value: Any) -> Any:
+    """An eth-abi value as the contract JSON form: structs as dicts keyed by component name,
+    bytes as 0x-hex, addresses checksummed, integers as ints."""
+    kind: str = param["type"]
+    if kind.endswith("]"):
+        element = {**param, "type": kind[: kind.rindex("[")]}
+        return [_to_json(element, v) for v in value]
+    if kind == "tuple":
+        return {c["name"]: _to_json(c, v) for c, v in zip(param["components"], value, strict=True)}
+    if kind == "address":
+        return to_checksum(value)
+    if kind.startswith("bytes"):
+        return _hex(value)
+    return value
+
+
+def _outputs(abi: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
+    for item in abi:
+        if item.get("type") == "function" and item.get("name") == name:
+            return list(item["outputs"])
+    raise InvalidStateError(f"the ChannelHub ABI has no function {name!r}")
+
+
+class _EventDecoder:
+    """Decodes the hub's logs by topic0 from its ABI; other contracts' logs are skipped."""
+
+    def __init__(self, abi: Sequence[Mapping[str, Any]], address: str) -> None:
+        self._address = to_checksum(address)
+        self._events: dict[bytes, tuple[str, list[Mapping[str, Any]]]] = {}
+        for item in abi:
+            if item.get("type") == "event":
+                inputs = list(item["inputs"])
+                signature = f"{item['name']}({','.join(_abi_type(i) for i in inputs)})"
+                self._events[keccak256(signature.encode())] = (item["name"], inputs)
+
+    def decode_log(self, log: Mapping[str, Any]) -> HubEvent | None:
+        from eth_abi import decode
+
+        if to_checksum(_hex(log["address"])) != self._address:
+            return None
+        topics = [bytes.fromhex(_hex(t)[2:]) for t in log.get("topics", ())]
+        if not topics or topics[0] not in self._events:
+            return None
+        name, inputs = self._events[topics[0]]
+        indexed = [i for i in inputs if i.get("indexed")]
+        plain = [i for i in inputs if not i.get("indexed")]
+        data = log.get("data") or b""
+        raw = bytes.fromhex(data[2:]) if isinstance(data, str) else bytes(data)
+        args: dict[str, Any] = {}
+        for param, topic in zip(indexed, topics[1:], strict=False):
+            (value,) = decode([_abi_type(param)], topic)
+            args[param["name"]] = _to_json(param, value)
+        values = decode([_abi_type(p) for p in plain], raw) if plain else ()
+        for param, value in zip(plain, values, strict=True):
+            args[param["name"]] = _to_json(param, value)
+        return HubEvent(
+            name=name,
+            args=args,
+            block_number=int(log["blockNumber"]),
+            log_index=int(log["logIndex"]),
+            tx_hash=_hex(log["transactionHash"]),
+        )
+
+    def decode_logs(self, logs: Iterable[Mapping[str, Any]]) -> tuple[HubEvent, ...]:
+        decoded = (self.decode_log(log) for log in logs)
+        events = [e for e in decoded if e is not None]
+        return tuple(sorted(events, key=lambda e: (e.block_number, e.log_index)))
+
+
+# --- the client ------------------------------------------------------------------------------
+
+
+class ChannelHubClient:
+    """The ChannelHub at ``address``, driven by ``signer``.
+
+    ``abi`` defaults to our compiled ``ChannelHub``; ``error_abis`` (default: our
+    ``ECDSAValidator``, ``SessionKeyValidator`` and ``TestToken``) add the custom errors a hub
+    call can bubble up from a signature validator and the token. Every error of the real hub,
+    its engines and validators (:data:`~.hub_errors.HUB_ERROR_ABI`) is always added.
+    """
+
+    def __init__(
+        self,
+        signer: Signer,
+        address: str,
+        *,
+        abi: Sequence[dict[str, Any]] | None = None,
+        error_abis: Sequence[Sequence[dict[str, Any]]] | None = None,
+    ) -> None:
+        self._signer = signer
+        self._address = validate_address(address, field="hub", allow_zero=False)
+        self._abi: list[dict[str, Any]] = (
+            list(abi) if abi is not None else load_artifact(HUB_ARTIFACT).abi
+        )
+        extra = (
+            [list(a) for a in error_abis]
+            if error_abis is not None
+            else [*(_optional_abi(n) for n in _VALIDATOR_ARTIFACTS), _optional_abi("TestToken")]
+        )
+        extra.append(list(HUB_ERROR_ABI))
+        errors_only = [item for item in self._abi if item.get("type") == "error"]
+        # CustodyClient's revert replay and ERC-20 reads depend only on the ABIs they are given;
+        # handing it the hub's errors (and no events) reuses them without its custody events
+        self._helper = CustodyClient(signer, self._address, abi=errors_only, error_abis=extra)
+        self._abis: list[list[dict[str, Any]]] = [self._abi, *(a for a in extra if a)]
+        self._decoder = _EventDecoder(self._abi, self._address)
+        self._contract: Any = None
+
+    # --- identity -------------------------------------------------------------------------
+
+    @property
+    def address(self) -> str:
+        return self._address
+
+    @property
+    def signer(self) -> Signer:
+        return self._signer
+
+    @property
+    def abi(self) -> list[dict[str, Any]]:
+        return self._abi
+
+    @property
+    def error_abis(self) -> list[list[dict[str, Any]]]:
+        """The ABIs whose custom errors name a revert (pass them to ``signer.send``)."""
+        return self._abis
+
+    @property
+    def contract(self) -> Any:
+        """The web3 contract object (bound to the signer's ``AsyncWeb3``)."""
+        if self._contract is None:
+            self._contract = self._signer.w3.eth.contract(address=self._address, abi=self._abi)  # type: ignore[call-overload]
+        return self._contract
+
+    def __repr__(self) -> str:
+        return f"ChannelHubClient(hub={self._address!r}, signer={self._signer.address!r})"
+
+    # --- transactions ---------------------------------------------------------------------
+
+    async def _transact(
+        self,
+        call: Any = None,
+        *,
+        data: bytes | None = None,
+        to: str | None = None,
+        value: int = 0,
+        channel_id: str | None = None,
+    ) -> HubTx:
+        try:
+            if call is not None:
+                receipt = await self._signer.transact(call, value=value, abis=self._abis)
+            else:
+                receipt = await self._signer.transact(
+                    to=to or self._address, data=data, value=value, abis=self._abis
+                )
+        except TransactionFailedError as exc:
+            if exc.error_name is None and exc.tx_hash:
+                raise await self._helper.explain_failure(exc) from exc
+            raise
+        return self.result(receipt, channel_id=channel_id)
+
+    def result(self, receipt: Any, *, channel_id: str | None = None) -> HubTx:
+        """A :class:`HubTx` from a mined receipt (hub events decoded)."""
+        return HubTx(
+            tx_hash=_hex(receipt["transactionHash"]),
+            block_number=int(receipt["blockNumber"]),
+            gas_used=int(receipt["gasUsed"]),
+            events=self.decode_receipt(receipt),
+            channel_id=channel_id,
+        )
+
+    def decode_receipt(self, receipt: Any) -> tuple[HubEvent, ...]:
+        """The hub events in a receipt, in log order (other contracts' logs skipped)."""
+        return self._decoder.decode_logs(receipt.get("logs", ()))
+
+    async def _native_value(
+        self, channel_id: str | None, state: Mapping[str, Any], value: int | None
+    ) -> int:
+        """msg.value for a state: the user's net-flow increase when the token is native.
+
+        The hub takes exactly that (and nothing for an ERC-20), so the client computes it from
+        the last on-chain state unless the caller gives ``value`` explicitly.
+        """
+        if value is not None:
+            return _amount(value, "value")
+        home = state["homeLedger"]
+        if validate_address(home["token"], field="state.homeLedger.token") != ZERO_ADDRESS:
+            return 0
+        previous = 0
+        if channel_id is not None:
+            data = await self.get_channel_data(channel_id)
+            previous = int(data.last_state["homeLedger"]["userNetFlow"])
+        return max(int(home["userNetFlow"]) - previous, 0)
+
+    # channel lifecycle
+
+    async def create_channel(
+        self, definition: Mapping[str, Any], state: Mapping[str, Any], *, value: int | None = None
+    ) -> HubTx:
+        """``createChannel``: open ``definition`` with its first co-signed state (intent
+        DEPOSIT, WITHDRAW or OPERATE). A deposit is pulled from the user's wallet: approve the
+        hub first (:meth:`approve`), or, for the native token, it is sent as the value."""
+        channel_id = channel_id_of(definition)
+        data = create_channel_calldata(definition, state)
+        amount = await self._native_value(None, state, value)
+        return await self._transact(data=data, value=amount, channel_id=channel_id)
+
+    async def deposit_to_channel(
+        self, channel_id: str | bytes, state: Mapping[str, Any], *, value: int | None = None
+    ) -> HubTx:
+        """``depositToChannel`` with a co-signed DEPOSIT state (approve the hub first)."""
+        cid = _channel_id_hex(channel_id)
+        amount = await self._native_value(cid, state, value)
+        data = channel_state_calldata("depositToChannel", cid, state)
+        return await self._transact(data=data, value=amount, channel_id=cid)
+
+    async def withdraw_from_channel(
+        self, channel_id: str | bytes, state: Mapping[str, Any]
+    ) -> HubTx:
+        """``withdrawFromChannel`` with a co-signed WITHDRAW state; the user is paid out."""
+        cid = _channel_id_hex(channel_id)
+        data = channel_state_calldata("withdrawFromChannel", cid, state)
+        return await self._transact(data=data, channel_id=cid)
+
+    async def checkpoint_channel(self, channel_id: str | bytes, state: Mapping[str, Any]) -> HubTx:
+        """``checkpointChannel`` with a newer co-signed OPERATE state; answers a challenge."""
+        cid = _channel_id_hex(channel_id)
+        data = channel_state_calldata("checkpointChannel", cid, state)
+        return await self._transact(data=data, channel_id=cid)
+
+    async def challenge_channel(
+        self,
+        channel_id: str | bytes,
+        state: Mapping[str, Any],
+        challenger_sig: str | bytes,
+        challenger_idx: int,
+        *,
+        value: int | None = None,
+    ) -> HubTx:
+        """``challengeChannel``: dispute with ``state`` (the on-chain state or a newer
+        co-signed one). ``challenger_sig`` is
+        :func:`~settlement_widgets.channel.v1.core.state.sign_challenge` by the user
+        (``challenger_idx`` 0) or the node (1)."""
+        cid = _channel_id_hex(channel_id)
+        amount = await self._native_value(cid, state, value)
+        data = challenge_channel_calldata(cid, state, challenger_sig, challenger_idx)
+        return await self._transact(data=data, value=amount, channel_id=cid)
+
+    async def close_channel(self, channel_id: str | bytes, state: Mapping[str, Any]) -> HubTx:
+        """``closeChannel``: with a co-signed CLOSE (finalize) state, or, once a challenge has
+        expired (expiry < now), with any state (the challenged one decides the payout: the
+        user's part to the user, the node's to the node's address)."""
+        cid = _channel_id_hex(channel_id)
+        data = channel_state_calldata("closeChannel", cid, state)
+        return await self._transact(data=data, channel_id=cid)
+
+    # node vault
+
+    async def deposit_to_node(self, token: str, amount: int) -> HubTx:
+        """Fund the node's vault on the hub (ERC-20: approve the hub first)."""
+        token = validate_address(token, field="token")
+        amount = _amount(amount, "amount")
+        value = amount if token == ZERO_ADDRESS else 0
+        return await self._transact(
+            self.contract.functions.depositToNode(token, amount), value=value
+        )
+
+    async def withdraw_from_node(self, to: str, token: str, amount: int) -> HubTx:
+        """The node takes ``amount`` of ``token`` out of its vault (only the node may)."""
+        to = validate_address(to, field="to", allow_zero=False)
+        token = validate_address(token, field="token")
+        return await self._transact(
+            self.contract.functions.withdrawFromNode(to, token, _amount(amount, "amount"))
+        )
+
+    # reclaims and the validator registry
+
+    async def claim_funds(self, token: str, destination: str | None = None) -> HubTx:
+        """``claimFunds``: take the signer's reclaim balance (payouts to it that failed) to
+        ``destination`` (default: the signer)."""
+        token = validate_address(token, field="token")
+        to = validate_address(destination or self._signer.address, field="destination")
+        return await self._transact(self.contract.functions.claimFunds(token, to))
+
+    async def register_node_validator(
+        self, validator_id: int, validator: str, node_signature: str | bytes
+    ) -> HubTx:
+        """``registerNodeValidator``: anyone may submit it; ``node_signature`` is the node's
+        (see :func:`settlement_widgets.channel.v1.node.validators.sign_validator_registration`).
+        The validator is usable ``VALIDATOR_ACTIVATION_DELAY`` seconds after this block."""
+        address = validate_address(validator, field="validator", allow_zero=False)
+        signature = hex_bytes(node_signature, "node_signature")
+        call = self.contract.functions.registerNodeValidator(int(validator_id), address, signature)
+        return await self._transact(call)
+
+    # ERC-20
+
+    async def approve(self, token: str, amount: int, *, spender: str | None = None) -> HubTx:
+        """Allow ``spender`` (default: the hub) to pull ``amount`` of ``token``."""
+        spender = validate_address(spender or self._address, field="spender", allow_zero=False)
+        address = validate_address(token, field="token", allow_zero=False)
+        contract = self._signer.w3.eth.contract(address=address, abi=_ERC20_ABI)  # type: ignore[call-overload]
+        return await self._transact(contract.functions.approve(spender, _amount(amount, "amount")))
+
+    async def allowance(
+        self, token: str, owner: str | None = None, spender: str | None = None
+    ) -> int:
+        """What ``spender`` (default: the hub) may pull from ``owner`` (default: the signer)."""
+        return await self._helper.allowance(token, owner, spender)
+
+    async def token_balance(self, token: str, account: str | None = None) -> int:
+        """``account``'s wallet balance of ``token`` (native balance for the zero address)."""
+        return await self._helper.token_balance(token, account)
+
+    # --- views ----------------------------------------------------------------------------
+
+    async def get_channel_data(self, channel_id: str | bytes) -> HubChannelData:
+        """``getChannelData``; a channel never created reads as status ``"VOID"``."""
+        cid = _channel_id_hex(channel_id)
+        raw = await self.contract.functions.getChannelData(cid).call()
+        outputs = _outputs(self._abi, "getChannelData")
+        status, definition, last_state, expiry, locked = (
+            _to_json(param, value) for param, value in zip(outputs, raw, strict=True)
+        )
+        return HubChannelData(
+            channel_id=cid,
+            status=hub_status_name(int(status)),
+            definition=definition,
+            last_state=last_state,
+            challenge_expiry=int(expiry),
+            locked_funds=int(locked),
+            status_code=int(status),
+        )
+
+    async def get_open_channels(self, user: str | None = None) -> list[str]:
+        """Channels of ``user`` (default: the signer) that are not closed."""
+        user = validate_address(user or self._signer.address, field="user")
+        ids = await self.contract.functions.getOpenChannels(user).call()
+        return [_hex(i) for i in ids]
+
+    async def get_channel_ids(self, user: str | None = None) -> list[str]:
+        """The channels of ``user`` (default: the signer) that are not closed, as the real hub
+        reports them (a closed channel is dropped, so this is no history of ids used)."""
+        user = validate_address(user or self._signer.address, field="user")
+        ids = await self.contract.functions.getChannelIds(user).call()
+        return [_hex(i) for i in ids]
+
+    async def get_node_balance(self, token: str) -> int:
+        """The node's vault balance of ``token`` on the hub."""
+        token = validate_address(token, field="token")
+        return int(await self.contract.functions.getNodeBalance(token).call())
+
+    async def get_reclaim_balance(self, token: str, account: str | None = None) -> int:
+        """What ``account`` (default: the signer) may take with ``claimFunds``."""
+        account = validate_address(account or self._signer.address, field="account")
+        token = validate_address(token, field="token")
+        return int(await self.contract.functions.getReclaimBalance(account, token).call())
+
+    async def get_node_validator(self, validator_id: int) -> tuple[str, int]:
+        """``(validator address, registeredAt)`` for an id; the zero address if unregistered."""
+        address, registered_at = await self.contract.functions.getNodeValidator(
+            int(validator_id)
+        ).call()
+        return to_checksum(address), int(registered_at)
+
+    async def validator_activation_delay(self) -> int:
+        """``VALIDATOR_ACTIVATION_DELAY``: seconds from registration to first use."""
+        return int(await self.contract.functions.VALIDATOR_ACTIVATION_DELAY().call())
+
+    async def version(self) -> int:
+        """``VERSION``: the byte every channel id of this hub starts with."""
+        return int(await self.contract.functions.VERSION().call())
+
+    async def node(self) -> str:
+        """``NODE``: the node every channel of this hub is opened with."""
+        return to_checksum(await self.contract.functions.NODE().call())
+
+
+#: the hub's ChannelStatus as the node's wire ``channel.status``: a channel migrating in
+#: operates here (the real hub treats it as home), one migrated out has left this chain
+_WIRE_STATUS: Final = {
+    HubChannelStatus.VOID: "void",
+    HubChannelStatus.OPERATING: "open",
+    HubChannelStatus.DISPUTED: "challenged",
+    HubChannelStatus.CLOSED: "closed",
+    HubChannelStatus.MIGRATING_IN: "open",
+    HubChannelStatus.MIGRATED_OUT: "closed",
+}
+
+
+class HubChainView:
+    """What a node reads from a ``ChannelHub`` (the sandbox node's ``ChainView``): a
+    channel's status and the user allocation its last on-chain state backs. Reads only."""
+
+    def __init__(self, hub: ChannelHubClient) -> None:
+        self._hub = hub
+
+    async def channel_status(self, channel_id: str) -> str:
+        data = await self._hub.get_channel_data(channel_id)
+        try:
+            return _WIRE_STATUS[HubChannelStatus(data.status_code)]
+        except ValueError:
+            raise InvalidStateError(
+                f"channel {channel_id} has hub status {data.status_code}, which this client "
+                "does not know"
+            ) from None
+
+    async def enforced_user_balance(self, channel_id: str) -> int:
+        data = await self._hub.get_channel_data(channel_id)
+        if data.status_code == HubChannelStatus.VOID:
+            return 0
+        return int(data.last_state["homeLedger"]["userAllocation"])

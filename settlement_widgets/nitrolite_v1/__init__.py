@@ -1,1 +1,0 @@
-"""Nitrolite v1 (Nitronode) protocol core: pure, I/O-free."""
