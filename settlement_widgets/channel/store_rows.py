@@ -1,0 +1,9 @@
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v0_5.client.store_rows`.
+"""
+
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v0_5.client.store_rows import *  # noqa: F403
+from settlement_widgets.channel.v0_5.client.store_rows import __all__ as __all__
+
+__getattr__ = moved(__name__, "settlement_widgets.channel.v0_5.client.store_rows")

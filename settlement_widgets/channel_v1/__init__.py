@@ -1,0 +1,9 @@
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v1`.
+"""
+
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v1 import *  # noqa: F403
+from settlement_widgets.channel.v1 import __all__ as __all__
+
+__getattr__ = moved(__name__, "settlement_widgets.channel.v1")
