@@ -71,9 +71,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .aggregator import AggregatorProvider
+    from .channel.interface import ChannelClient
     from .channel.models import Channel
-    from .channel.v0_5.client.provider import ChannelProvider
-    from .channel.v1.client.provider import ChannelProviderV1
     from .notebook import NotebookSession
     from .signer import Signer
     from .v4 import V4Provider
@@ -289,7 +288,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
         )
         self._aggregator = aggregator
         #: the channel method's provider for the network's protocol (v0.5 or v1)
-        self._channel_provider: ChannelProvider | ChannelProviderV1 | None = None
+        self._channel_provider: ChannelClient | None = None
         self._user_v4: V4Provider | None = None
         #: the network with the operator's own v4 deployment, once one is used
         self._v4_network: Network | None = None
@@ -542,17 +541,11 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
 
     # --- channel ------------------------------------------------------------------------
 
-    async def _channels(self) -> ChannelProvider | ChannelProviderV1:
+    async def _channels(self) -> ChannelClient:
         if self._channel_provider is None:
-            provider: ChannelProvider | ChannelProviderV1
-            if self.network.protocol == "nitrolite-v1":
-                from .channel.v1 import ChannelProviderV1
+            from .channel.factory import channel_provider
 
-                provider = ChannelProviderV1(self.network, self.user)
-            else:
-                from .channel import ChannelConfig, ChannelProvider
-
-                provider = ChannelProvider(ChannelConfig.from_network(self.network), self.user)
+            provider = channel_provider(self.network, self.user)
             await provider.connect()
             provider.on("channel_updated", self._on_channel)
             self._channel_provider = provider
@@ -572,7 +565,7 @@ class SettlementDashboard(StaticSnapshot, ipywidgets.VBox):
             self.panel.bind(self._channel_provider, channel.id)
         self._refresh_buttons()
 
-    async def _off_chain(self, provider: ChannelProvider | ChannelProviderV1) -> str:
+    async def _off_chain(self, provider: ChannelClient) -> str:
         units_ = (await provider.balances()).get(provider.asset, 0)
         return f"{units_ / 10**self.network.asset_decimals:g} {provider.asset}"
 

@@ -7,8 +7,8 @@ with its ``assets``; a v1 node says nothing), then send a v1 ``node.v1.ping``, w
 node answers in kind and a v0.5 node refuses in its own envelope. The first frame is
 classified by :func:`~settlement_widgets.channel.frames.identify_frame`.
 
-:func:`open_channel_provider` uses this to build the provider the *profile* names, and to
-say plainly when the node at its URL speaks the other protocol.
+:func:`~.factory.open_channel_provider` uses this to build the provider the *profile*
+names, and to say plainly when the node at its URL speaks the other protocol.
 """
 
 from __future__ import annotations
@@ -17,16 +17,12 @@ import asyncio
 import json
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import RelayProtocolError, RelayUnavailableError, SettlementTimeoutError
-from .frames import V05, V1, RelayProtocol, identify_frame
+from ..errors import RelayUnavailableError, SettlementTimeoutError
+from .frames import RelayProtocol, identify_frame
 
-if TYPE_CHECKING:
-    from ..networks import Network
-    from ..signer import Signer
-
-__all__ = ["detect_node_protocol", "open_channel_provider"]
+__all__ = ["detect_node_protocol"]
 
 
 async def detect_node_protocol(
@@ -73,42 +69,3 @@ async def detect_node_protocol(
         raise RelayUnavailableError(f"lost the node at {url} while probing it: {exc}") from exc
     finally:
         await ws.close()
-
-
-_PROFILES = {
-    V05: "a v0.5 profile (SETTLEMENT_NETWORK=sepolia, LocalSandbox())",
-    V1: "a v1 profile (SETTLEMENT_NETWORK=sepolia-v1, LocalSandbox(protocol='v1'))",
-}
-
-
-async def open_channel_provider(network: Network, wallet: Signer, *, probe: bool = True) -> Any:
-    """The connected channel provider for ``network``: :class:`~settlement_widgets.channel.
-    ChannelProvider` on a v0.5 profile, :class:`~.provider.ChannelProviderV1` on a v1 one.
-
-    With ``probe`` (the default) the node is asked first (:func:`detect_node_protocol`); a
-    node that speaks the other protocol, or neither, is a :class:`RelayProtocolError` that
-    names what it speaks and which profile fits it, instead of a handshake that times out.
-    """
-    from ..networks import PROTOCOL_V1
-
-    if probe:
-        seen = await detect_node_protocol(network.node_url)
-        if seen.kind != network.protocol:
-            fits = _PROFILES.get(seen.kind)
-            advice = (
-                f"use {fits}, or point this profile at a {network.protocol} node"
-                if fits
-                else "check the node URL (SETTLEMENT_RELAY_URL or the network profile)"
-            )
-            raise RelayProtocolError(
-                f"the network profile {network.name!r} says {network.protocol}, but the node "
-                f"at {network.node_url} answered with {seen.found}: {seen.sample!r}; {advice}",
-                found=seen.kind,
-            )
-    if network.protocol == PROTOCOL_V1:
-        from .v1.client.provider import ChannelProviderV1
-
-        return await ChannelProviderV1(network, wallet).connect()
-    from . import ChannelConfig, ChannelProvider
-
-    return await ChannelProvider(ChannelConfig.from_network(network), wallet).connect()

@@ -21,12 +21,16 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ..networks import PROTOCOL_V05, PROTOCOL_V1
+
 __all__ = ["V05", "V1", "FrameKind", "RelayProtocol", "identify_frame"]
 
 FrameKind = Literal["nitrolite-v0.5", "nitrolite-v1", "json", "binary", "text"]
 
-V05: Final = "nitrolite-v0.5"
-V1: Final = "nitrolite-v1"
+#: the protocol values, spelt as :data:`~settlement_widgets.networks.PROTOCOL_V05` and
+#: :data:`~settlement_widgets.networks.PROTOCOL_V1` spell them (one spelling)
+V05: Final = PROTOCOL_V05
+V1: Final = PROTOCOL_V1
 _V1_TYPES: Final = {1: "request", 2: "response", 3: "event", 4: "error response"}
 _SHOWN: Final = 120
 

@@ -271,7 +271,7 @@ class RelayConnection:
     def _wrong_protocol(self, message: str | bytes, exc: SettlementError) -> None:
         """The first frames of a connection do not parse: fail the handshake at once with
         what the relay speaks instead (rather than waiting for a reply that cannot come)."""
-        from ...frames import identify_frame
+        from ...frames import V1, identify_frame
 
         seen = identify_frame(message)
         if seen.is_v05:  # our protocol, one bad frame: the usual error
@@ -284,7 +284,7 @@ class RelayConnection:
                 "v1 client (SETTLEMENT_NETWORK=sepolia-v1, LocalSandbox(protocol='v1'), or a "
                 "Network with protocol='nitrolite-v1'), or point this one at a v0.5 ClearNode "
                 "(see the README's list of endpoints)."
-                if seen.kind == "nitrolite-v1"
+                if seen.kind == V1
                 else " Check the relay URL (SETTLEMENT_RELAY_URL or the network profile)."
             )
             message_text = (

@@ -60,6 +60,7 @@ from ....errors import (
     SettlementTimeoutError,
     SettlementValueError,
 )
+from ....networks import PROTOCOL_V05
 from ....ws_write import write_queued
 from ..core.client_calls import (
     ChannelDefaultSigner,
@@ -408,7 +409,7 @@ class V1RpcClient(V1ClientCore):
             f"the node at {self.url} speaks Nitrolite v0.5 (ClearNode), not v1: its first "
             f"frame is a JSON object: {sample!r}. Use the v0.5 relay client for it, or a v1 "
             "URL (e.g. wss://nitronode-sandbox.yellow.org/v1/ws).",
-            found="nitrolite-v0.5",
+            found=PROTOCOL_V05,
         )
         _log.warning("%s", self._protocol_error)
         self._fail_pending(self._protocol_error)
