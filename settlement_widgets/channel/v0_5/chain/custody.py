@@ -23,16 +23,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ....addresses import ZERO_ADDRESS, validate_address
-from ....contracts import decode_revert, load_artifact
+from ....contracts import load_artifact
 from ....errors import (
     ChannelNotFoundError,
-    ConfigurationError,
-    InvalidAmountError,
     InvalidStateError,
     SettlementValueError,
-    TransactionFailedError,
     UnknownOptionError,
 )
+from ...contract_client import ContractClient, optional_abi, uint256
 from ..core.ids import as_channel_id_bytes
 from ..core.types import Channel, ChannelStatus, State
 from .custody_events import EVENT_NAMES, CustodyEvent, EventDecoder
@@ -41,38 +39,6 @@ if TYPE_CHECKING:
     from ....signer import Signer
 
 __all__ = ["ChannelData", "CustodyClient", "CustodyTx"]
-
-# The ERC-20 functions the client needs, for tokens we have no artifact of.
-_ERC20_ABI: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "name": "approve",
-        "stateMutability": "nonpayable",
-        "inputs": [{"name": "spender", "type": "address"}, {"name": "value", "type": "uint256"}],
-        "outputs": [{"name": "", "type": "bool"}],
-    },
-    {
-        "type": "function",
-        "name": "allowance",
-        "stateMutability": "view",
-        "inputs": [{"name": "owner", "type": "address"}, {"name": "spender", "type": "address"}],
-        "outputs": [{"name": "", "type": "uint256"}],
-    },
-    {
-        "type": "function",
-        "name": "balanceOf",
-        "stateMutability": "view",
-        "inputs": [{"name": "account", "type": "address"}],
-        "outputs": [{"name": "", "type": "uint256"}],
-    },
-    {
-        "type": "function",
-        "name": "decimals",
-        "stateMutability": "view",
-        "inputs": [],
-        "outputs": [{"name": "", "type": "uint8"}],
-    },
-]
 
 
 @dataclass(frozen=True)
@@ -118,12 +84,6 @@ class ChannelData:
     last_valid_state: State
 
 
-def _amount(value: Any, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value >= 2**256:
-        raise InvalidAmountError(f"{field} must be a non-negative integer (uint256), got {value!r}")
-    return value
-
-
 def _channel_id_hex(channel_id: str | bytes) -> str:
     return "0x" + as_channel_id_bytes(channel_id).hex()
 
@@ -137,19 +97,14 @@ def _states(states: Iterable[State], field: str) -> list[Any]:
     return out
 
 
-def _optional_abi(name: str) -> list[dict[str, Any]]:
-    try:
-        return load_artifact(name).abi
-    except ConfigurationError:
-        return []
-
-
-class CustodyClient:
+class CustodyClient(ContractClient):
     """The custody contract at ``custody_address``, driven by ``wallet``.
 
     ``abi`` defaults to our compiled ``Custody`` (ABI-identical to the deployed one); pass the
     deployed ABI explicitly to run without built artifacts. Revert data is decoded with the
-    custody, adjudicator and ERC-20 errors.
+    custody, adjudicator and ERC-20 errors. Sending, naming a mined revert
+    (:meth:`~..contract_client.ContractClient.explain_failure`) and the ERC-20 reads are the
+    shared :class:`~settlement_widgets.channel.contract_client.ContractClient`'s.
     """
 
     def __init__(
@@ -160,91 +115,32 @@ class CustodyClient:
         abi: Sequence[dict[str, Any]] | None = None,
         error_abis: Sequence[Sequence[dict[str, Any]]] | None = None,
     ) -> None:
-        self._wallet = wallet
-        self._address = validate_address(custody_address, field="custody", allow_zero=False)
-        self._abi: list[dict[str, Any]] = (
-            list(abi) if abi is not None else load_artifact("Custody").abi
-        )
+        address = validate_address(custody_address, field="custody", allow_zero=False)
         extra = (
             [list(a) for a in error_abis]
             if error_abis is not None
-            else [_optional_abi("SimpleConsensus"), _optional_abi("TestToken")]
+            else [optional_abi("SimpleConsensus"), optional_abi("TestToken")]
         )
-        self._abis: list[list[dict[str, Any]]] = [self._abi, *(a for a in extra if a)]
+        super().__init__(
+            wallet, address, list(abi) if abi is not None else load_artifact("Custody").abi, extra
+        )
         self._decoder = EventDecoder(self._abi, self._address)
-        self._contract: Any = None
 
     # --- identity -----------------------------------------------------------------------
 
     @property
-    def address(self) -> str:
-        return self._address
-
-    @property
     def wallet(self) -> Signer:
-        return self._wallet
-
-    @property
-    def abi(self) -> list[dict[str, Any]]:
-        return self._abi
-
-    @property
-    def error_abis(self) -> list[list[dict[str, Any]]]:
-        """The ABIs whose custom errors name a revert (pass them to ``wallet.send``)."""
-        return self._abis
-
-    @property
-    def contract(self) -> Any:
-        """The web3 contract object (bound to the wallet's ``AsyncWeb3``)."""
-        if self._contract is None:
-            self._contract = self._wallet.w3.eth.contract(address=self._address, abi=self._abi)  # type: ignore[call-overload]
-        return self._contract
+        return self._signer
 
     def __repr__(self) -> str:
-        return f"CustodyClient(custody={self._address!r}, wallet={self._wallet.address!r})"
-
-    def _token(self, token: str) -> Any:
-        address = validate_address(token, field="token", allow_zero=False)
-        return self._wallet.w3.eth.contract(address=address, abi=_ERC20_ABI)  # type: ignore[call-overload]
+        return f"CustodyClient(custody={self._address!r}, wallet={self._signer.address!r})"
 
     # --- transactions -------------------------------------------------------------------
 
     async def _transact(
         self, call: Any, *, value: int = 0, channel_id: str | None = None
     ) -> CustodyTx:
-        try:
-            receipt = await self._wallet.transact(call, value=value, abis=self._abis)
-        except TransactionFailedError as exc:
-            if exc.error_name is None and exc.tx_hash:
-                raise await self.explain_failure(exc) from exc
-            raise
-        return self.result(receipt, channel_id=channel_id)
-
-    async def explain_failure(self, failure: TransactionFailedError) -> TransactionFailedError:
-        """Name the custom error of a transaction that was mined and reverted.
-
-        That happens when the chain changed between gas estimation and mining (a
-        counterparty's challenge landed first, say). The transaction is replayed as a call on
-        the state before its block; the result carries ``error_name``/``error_args`` and the
-        same ``tx_hash``, or is ``failure`` itself if the replay names nothing. This client's
-        own methods already do it; it is public for transactions sent another way.
-        """
-        w3 = self._wallet.w3
-        try:
-            tx = await w3.eth.get_transaction(failure.tx_hash)  # type: ignore[arg-type]
-            replay = {"from": tx["from"], "to": tx["to"], "data": tx["input"], "value": tx["value"]}
-            await w3.eth.call(replay, int(tx["blockNumber"]) - 1)  # type: ignore[arg-type]
-        except Exception as exc:
-            data = getattr(exc, "data", None)
-            name, args = decode_revert(data if isinstance(data, str | bytes) else None, *self._abis)
-            if name is not None:
-                return TransactionFailedError(
-                    f"transaction {failure.tx_hash} reverted with {name}",
-                    error_name=name,
-                    error_args=args,
-                    tx_hash=failure.tx_hash,
-                )
-        return failure
+        return self.result(await self._send(call, value=value), channel_id=channel_id)
 
     def result(self, receipt: Any, *, channel_id: str | None = None) -> CustodyTx:
         """A :class:`CustodyTx` from a mined receipt (events decoded)."""
@@ -267,9 +163,9 @@ class CustodyClient:
         """Credit ``account`` (default: the wallet) with ``amount`` of ``token`` paid by the
         wallet. ERC-20s need an allowance first (:meth:`approve`); ``token`` zero is native."""
         token = validate_address(token, field="token")
-        amount = _amount(amount, "amount")
+        amount = uint256(amount, "amount")
         account = validate_address(
-            account or self._wallet.address, field="account", allow_zero=False
+            account or self._signer.address, field="account", allow_zero=False
         )
         value = amount if token == ZERO_ADDRESS else 0
         return await self._transact(
@@ -280,7 +176,7 @@ class CustodyClient:
         """Send ``amount`` of the wallet's available custody balance back to the wallet."""
         token = validate_address(token, field="token")
         return await self._transact(
-            self.contract.functions.withdraw(token, _amount(amount, "amount"))
+            self.contract.functions.withdraw(token, uint256(amount, "amount"))
         )
 
     # channels
@@ -298,7 +194,7 @@ class CustodyClient:
     ) -> CustodyTx:
         """``deposit`` (to the wallet) and ``create`` in one transaction."""
         token = validate_address(token, field="token")
-        amount = _amount(amount, "amount")
+        amount = uint256(amount, "amount")
         call = self.contract.functions.depositAndCreate(
             token, amount, _channel_abi(channel), _state_abi(initial, "initial")
         )
@@ -372,22 +268,8 @@ class CustodyClient:
         """Allow ``spender`` (default: the custody) to pull ``amount`` of ``token``."""
         spender = validate_address(spender or self._address, field="spender", allow_zero=False)
         return await self._transact(
-            self._token(token).functions.approve(spender, _amount(amount, "amount"))
+            self._token(token).functions.approve(spender, uint256(amount, "amount"))
         )
-
-    async def allowance(
-        self, token: str, owner: str | None = None, spender: str | None = None
-    ) -> int:
-        owner = validate_address(owner or self._wallet.address, field="owner")
-        spender = validate_address(spender or self._address, field="spender")
-        return int(await self._token(token).functions.allowance(owner, spender).call())
-
-    async def token_balance(self, token: str, account: str | None = None) -> int:
-        """``account``'s wallet balance of ``token`` (native balance for the zero address)."""
-        account = validate_address(account or self._wallet.address, field="account")
-        if validate_address(token, field="token") == ZERO_ADDRESS:
-            return int(await self._wallet.w3.eth.get_balance(account))  # type: ignore[arg-type]
-        return int(await self._token(token).functions.balanceOf(account).call())
 
     # --- views --------------------------------------------------------------------------
 
@@ -402,7 +284,7 @@ class CustodyClient:
 
     async def balance(self, token: str, account: str | None = None) -> int:
         """One account's available custody balance of one token."""
-        rows = await self.get_accounts_balances([account or self._wallet.address], [token])
+        rows = await self.get_accounts_balances([account or self._signer.address], [token])
         return rows[0][0]
 
     async def get_open_channels(self, accounts: Sequence[str]) -> list[list[str]]:
@@ -412,7 +294,7 @@ class CustodyClient:
         return [["0x" + bytes(c).hex() for c in row] for row in rows]
 
     async def open_channels(self, account: str | None = None) -> list[str]:
-        return (await self.get_open_channels([account or self._wallet.address]))[0]
+        return (await self.get_open_channels([account or self._signer.address]))[0]
 
     async def channel_status(self, channel_id: str | bytes) -> ChannelStatus:
         """The on-chain status; VOID for a channel never created or already closed."""
@@ -501,7 +383,7 @@ class CustodyClient:
         topics: list[Any] = [[self._decoder.topic(n) for n in wanted]]
         if channel_id is not None:
             topics.append(_channel_id_hex(channel_id))
-        logs = await self._wallet.w3.eth.get_logs(
+        logs = await self._signer.w3.eth.get_logs(
             {
                 "address": self._address,  # type: ignore[typeddict-item]
                 "fromBlock": from_block,

@@ -17,10 +17,9 @@ node: open a channel, deposit, withdraw, checkpoint, challenge and close
   custom error decoded from the hub, validator and token ABIs plus every error of the real
   hub, engines and validators (:mod:`.hub_errors`), so a revert of the real hub is named too
   (``"IncorrectSignature"``, ``"ValidatorNotActive"``, ...). A transaction that reverts
-  only when mined is replayed to name its error, by :meth:`CustodyClient.explain_failure
-  <settlement_widgets.channel.v0_5.chain.custody.CustodyClient.explain_failure>` (ABI-agnostic,
-  reused
-  through a helper bound to our ABIs rather than copied), which also serves the ERC-20 reads.
+  only when mined is replayed to name its error by the shared
+  :class:`~settlement_widgets.channel.contract_client.ContractClient` (the base of both
+  versions' contract clients), which also serves the ERC-20 reads.
 
 Signing is not this module's job (:mod:`settlement_widgets.channel.v1.core.state` signs); it
 submits what it is given and the contract stays the judge of signatures.
@@ -33,8 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ....addresses import ZERO_ADDRESS, to_checksum, validate_address
 from ....contracts import load_artifact
-from ....errors import TransactionFailedError
-from ...v0_5.chain.custody import _ERC20_ABI, CustodyClient, _amount, _optional_abi
+from ...contract_client import ContractClient, optional_abi, uint256
 from ..core.calldata import (
     challenge_channel_calldata,
     channel_state_calldata,
@@ -78,7 +76,7 @@ HUB_ARTIFACT: Final = "ChannelHub"
 _VALIDATOR_ARTIFACTS: Final = ("ECDSAValidator", "SessionKeyValidator")
 
 
-class ChannelHubClient:
+class ChannelHubClient(ContractClient):
     """The ChannelHub at ``address``, driven by ``signer``.
 
     ``abi`` defaults to our compiled ``ChannelHub``; ``error_abis`` (default: our
@@ -95,50 +93,25 @@ class ChannelHubClient:
         abi: Sequence[dict[str, Any]] | None = None,
         error_abis: Sequence[Sequence[dict[str, Any]]] | None = None,
     ) -> None:
-        self._signer = signer
-        self._address = validate_address(address, field="hub", allow_zero=False)
-        self._abi: list[dict[str, Any]] = (
-            list(abi) if abi is not None else load_artifact(HUB_ARTIFACT).abi
-        )
         extra = (
             [list(a) for a in error_abis]
             if error_abis is not None
-            else [*(_optional_abi(n) for n in _VALIDATOR_ARTIFACTS), _optional_abi("TestToken")]
+            else [*(optional_abi(n) for n in _VALIDATOR_ARTIFACTS), optional_abi("TestToken")]
         )
         extra.append(list(HUB_ERROR_ABI))
-        errors_only = [item for item in self._abi if item.get("type") == "error"]
-        # CustodyClient's revert replay and ERC-20 reads depend only on the ABIs they are given;
-        # handing it the hub's errors (and no events) reuses them without its custody events
-        self._helper = CustodyClient(signer, self._address, abi=errors_only, error_abis=extra)
-        self._abis: list[list[dict[str, Any]]] = [self._abi, *(a for a in extra if a)]
+        super().__init__(
+            signer,
+            validate_address(address, field="hub", allow_zero=False),
+            list(abi) if abi is not None else load_artifact(HUB_ARTIFACT).abi,
+            extra,
+        )
         self._decoder = _EventDecoder(self._abi, self._address)
-        self._contract: Any = None
 
     # --- identity -------------------------------------------------------------------------
 
     @property
-    def address(self) -> str:
-        return self._address
-
-    @property
     def signer(self) -> Signer:
         return self._signer
-
-    @property
-    def abi(self) -> list[dict[str, Any]]:
-        return self._abi
-
-    @property
-    def error_abis(self) -> list[list[dict[str, Any]]]:
-        """The ABIs whose custom errors name a revert (pass them to ``signer.send``)."""
-        return self._abis
-
-    @property
-    def contract(self) -> Any:
-        """The web3 contract object (bound to the signer's ``AsyncWeb3``)."""
-        if self._contract is None:
-            self._contract = self._signer.w3.eth.contract(address=self._address, abi=self._abi)  # type: ignore[call-overload]
-        return self._contract
 
     def __repr__(self) -> str:
         return f"ChannelHubClient(hub={self._address!r}, signer={self._signer.address!r})"
@@ -154,17 +127,7 @@ class ChannelHubClient:
         value: int = 0,
         channel_id: str | None = None,
     ) -> HubTx:
-        try:
-            if call is not None:
-                receipt = await self._signer.transact(call, value=value, abis=self._abis)
-            else:
-                receipt = await self._signer.transact(
-                    to=to or self._address, data=data, value=value, abis=self._abis
-                )
-        except TransactionFailedError as exc:
-            if exc.error_name is None and exc.tx_hash:
-                raise await self._helper.explain_failure(exc) from exc
-            raise
+        receipt = await self._send(call, data=data, to=to, value=value)
         return self.result(receipt, channel_id=channel_id)
 
     def result(self, receipt: Any, *, channel_id: str | None = None) -> HubTx:
@@ -190,7 +153,7 @@ class ChannelHubClient:
         the last on-chain state unless the caller gives ``value`` explicitly.
         """
         if value is not None:
-            return _amount(value, "value")
+            return uint256(value, "value")
         home = state["homeLedger"]
         if validate_address(home["token"], field="state.homeLedger.token") != ZERO_ADDRESS:
             return 0
@@ -267,7 +230,7 @@ class ChannelHubClient:
     async def deposit_to_node(self, token: str, amount: int) -> HubTx:
         """Fund the node's vault on the hub (ERC-20: approve the hub first)."""
         token = validate_address(token, field="token")
-        amount = _amount(amount, "amount")
+        amount = uint256(amount, "amount")
         value = amount if token == ZERO_ADDRESS else 0
         return await self._transact(
             self.contract.functions.depositToNode(token, amount), value=value
@@ -278,7 +241,7 @@ class ChannelHubClient:
         to = validate_address(to, field="to", allow_zero=False)
         token = validate_address(token, field="token")
         return await self._transact(
-            self.contract.functions.withdrawFromNode(to, token, _amount(amount, "amount"))
+            self.contract.functions.withdrawFromNode(to, token, uint256(amount, "amount"))
         )
 
     # reclaims and the validator registry
@@ -306,19 +269,9 @@ class ChannelHubClient:
     async def approve(self, token: str, amount: int, *, spender: str | None = None) -> HubTx:
         """Allow ``spender`` (default: the hub) to pull ``amount`` of ``token``."""
         spender = validate_address(spender or self._address, field="spender", allow_zero=False)
-        address = validate_address(token, field="token", allow_zero=False)
-        contract = self._signer.w3.eth.contract(address=address, abi=_ERC20_ABI)  # type: ignore[call-overload]
-        return await self._transact(contract.functions.approve(spender, _amount(amount, "amount")))
-
-    async def allowance(
-        self, token: str, owner: str | None = None, spender: str | None = None
-    ) -> int:
-        """What ``spender`` (default: the hub) may pull from ``owner`` (default: the signer)."""
-        return await self._helper.allowance(token, owner, spender)
-
-    async def token_balance(self, token: str, account: str | None = None) -> int:
-        """``account``'s wallet balance of ``token`` (native balance for the zero address)."""
-        return await self._helper.token_balance(token, account)
+        return await self._transact(
+            self._token(token).functions.approve(spender, uint256(amount, "amount"))
+        )
 
     # --- views ----------------------------------------------------------------------------
 
