@@ -105,7 +105,7 @@ _MOVED: dict[str, str] = {
     "sandbox.relay.chain_events": "channel.v0_5.node.chain_events",
     "sandbox.relay.channels": "channel.v0_5.node.channels",
     "sandbox.relay.clock": "channel.v0_5.node.clock",
-    "sandbox.relay.committer": "channel.v0_5.node.committer",
+    "sandbox.relay.committer": "channel.node_base.committer",
     "sandbox.relay.config": "channel.v0_5.node.config",
     "sandbox.relay.jwt": "channel.v0_5.node.jwt",
     "sandbox.relay.ledger": "channel.v0_5.node.ledger",

@@ -1,9 +1,9 @@
 """Deprecated path, kept for one release: warns, then gives the same objects as
-:mod:`settlement_widgets.channel.v0_5.node.committer`.
+:mod:`settlement_widgets.channel.node_base.committer`.
 """
 
 from settlement_widgets._moved import moved
-from settlement_widgets.channel.v0_5.node.committer import *  # noqa: F403
-from settlement_widgets.channel.v0_5.node.committer import __all__ as __all__
+from settlement_widgets.channel.node_base.committer import *  # noqa: F403
+from settlement_widgets.channel.node_base.committer import __all__ as __all__
 
-__getattr__ = moved(__name__, "settlement_widgets.channel.v0_5.node.committer")
+__getattr__ = moved(__name__, "settlement_widgets.channel.node_base.committer")

@@ -47,6 +47,7 @@ from typing import Any
 
 from ....addresses import validate_address
 from ....errors import ConfigurationError, StorageError
+from ...store_path import default_store_path
 from .store_history import HistoryRows, TransferRows
 from .store_ops import OperationRows
 from .store_rows import ChannelRows, SessionRows, StateRows, TxRows
@@ -74,18 +75,6 @@ __all__ = [
     "state_from_json",
     "state_to_json",
 ]
-
-
-def default_store_path(network_name: str, wallet: str, instance: str | None = None) -> Path:
-    """``$SETTLEMENT_HOME/channel/<network>[-<chain instance>]-<wallet address>.sqlite``:
-    one file per chain, so a new local sandbox (same chain id, new chain) starts empty."""
-    from ....networks import settlement_home
-
-    address = validate_address(wallet, field="wallet")
-    if instance is not None and not instance.replace("-", "").isalnum():
-        raise ConfigurationError(f"chain instance {instance!r} is not a plain identifier")
-    middle = f"-{instance}" if instance else ""
-    return settlement_home() / "channel" / f"{network_name}{middle}-{address}.sqlite"
 
 
 class ChannelStore(

@@ -25,6 +25,7 @@ from typing import Any, Final
 import orjson
 
 from ....errors import ConfigurationError
+from ...node_base.sqlite import connect
 from .clock import now_ms
 
 __all__ = [
@@ -265,21 +266,6 @@ class Batch:
             or self.meta
             or self.prune_seen_before is not None
         )
-
-
-def connect(path: Path, *, synchronous: str = "FULL", readonly: bool = False) -> sqlite3.Connection:
-    """A connection in WAL mode (autocommit: transactions are explicit ``BEGIN``/``COMMIT``)."""
-    if readonly:
-        conn = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-        )
-    else:
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute(f"PRAGMA synchronous={synchronous}")
-    conn.execute("PRAGMA busy_timeout=5000")
-    conn.row_factory = sqlite3.Row
-    return conn
 
 
 def write_batch(conn: sqlite3.Connection, batch: Batch) -> None:

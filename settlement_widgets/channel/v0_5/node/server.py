@@ -3,7 +3,7 @@
 :class:`RelayNode` ties the pieces together: frames come in through :mod:`.wire`, are
 checked and applied by :class:`~.service.RelayService` against the in-memory
 :class:`~.ledger.Ledger`, and the replies (compact ``res`` arrays signed by the broker key)
-go out only after the :class:`~.committer.GroupCommitter` has made the changes durable.
+go out only after the :class:`~..node_base.committer.GroupCommitter` has made the changes durable.
 Connections get ``assets`` on connect, ``channels`` and ``bu`` after auth, and ``bu``/``tr``/
 ``cu`` as balances and channels change. ``bu``/``tr`` are coalesced: what committed within
 ``notify_delay`` (5 ms by default) goes out as one ``bu`` with the latest balances and one
@@ -32,8 +32,9 @@ from websockets.frames import Frame, Opcode
 from ....errors import ConfigurationError, RelayError, RelayUnavailableError
 from ....keys import PrivateKey
 from ....ws_write import Outbox
+from ...node_base.committer import GroupCommitter
+from . import ledger as ledger_module
 from .clock import now_ms
-from .committer import GroupCommitter
 from .config import RelayConfig
 from .ledger import Ledger, connect
 from .service import Note, RelayService, Session
@@ -198,7 +199,12 @@ class RelayNode:
         if secret is None:
             secret = secrets.token_hex(32)
             ledger.set_meta("jwt_secret", secret)
-        committer = GroupCommitter(ledger, threaded=config.commit_thread)
+        committer = GroupCommitter(
+            ledger,
+            threaded=config.commit_thread,
+            # the ledger's write_batch, looked up at each call so that a test can instrument it
+            write=lambda conn, batch: ledger_module.write_batch(conn, batch),
+        )
         committer.on_released = self._emit_notes
         committer.on_failure = self._on_commit_failure
         self.committer = committer

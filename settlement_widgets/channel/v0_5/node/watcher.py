@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 from ....errors import SettlementError
+from ...node_base.committer import GroupCommitter
 from ..chain.custody_events import Challenged, Checkpointed, Closed, Created, CustodyEvent, Resized
-from .committer import GroupCommitter
 from .ledger import Ledger
 from .service import Note, RelayService
 

@@ -56,7 +56,7 @@ _QUORUM_WALLET: Final = b"\xa1"
 
 def default_v1_store_path(network: Network, wallet: str) -> Any:
     """``$SETTLEMENT_HOME/channel/<network>-v1[-<chain instance>]-<wallet>.sqlite``."""
-    from ...v0_5.client.store import default_store_path
+    from ...store_path import default_store_path
 
     return default_store_path(f"{network.name}-v1", wallet, network.instance)
 

@@ -7,7 +7,7 @@ balances are read off the latest state, never kept apart from it, so there is no
 reconcile after a crash. Each object is stored as its wire JSON (the exact dict the node
 replies with) in a row keyed by what the node looks it up by. Mutations happen on the event
 loop's thread only and also land in a pending :class:`Batch`; the relay's
-:class:`~settlement_widgets.channel.v0_5.node.committer.GroupCommitter` writes a batch in one
+:class:`~settlement_widgets.channel.node_base.committer.GroupCommitter` writes a batch in one
 transaction, and replies wait for that COMMIT. A restarted node reloads everything in
 :meth:`NitronodeLedger._load`.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ....errors import ConfigurationError
-from ...v0_5.node.ledger import connect
+from ...node_base.sqlite import connect
 
 __all__ = ["SCHEMA_VERSION", "Batch", "NitronodeLedger", "wallet_key", "write_batch"]
 

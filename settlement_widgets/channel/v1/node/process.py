@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ....keys import PrivateKey
-from ...v0_5.node.process import NodeProcess
+from ...node_base.process import NodeProcess
 from .config import NodeAsset
 
 __all__ = ["NODE_KEY_ENV", "NitronodeProcess"]

@@ -17,7 +17,7 @@ without one it is answered ``{"error": "rate limit exceeded"}`` with the connect
 
 Durability follows the v0.5 relay: handlers change the in-memory
 :class:`~.ledger.NitronodeLedger`, and the reply is released by the relay's
-:class:`~settlement_widgets.channel.v0_5.node.committer.GroupCommitter` only after the COMMIT of
+:class:`~settlement_widgets.channel.node_base.committer.GroupCommitter` only after the COMMIT of
 the batch holding those changes, so an acknowledged state survives a SIGKILL. Replies to one
 connection leave in request order (the committer releases in sequence order), and handlers
 run one at a time (an :class:`asyncio.Lock`), so a check and the mutation it guards are never
@@ -37,7 +37,7 @@ from websockets.exceptions import ConnectionClosed
 
 from ....errors import ConfigurationError, InvalidFrameError, RelayError, RelayUnavailableError
 from ....ws_write import Outbox
-from ...v0_5.node.committer import GroupCommitter
+from ...node_base.committer import GroupCommitter
 from ..core.rate_limit import DEFAULT_WS_MAX_MESSAGE_SIZE, RATE_LIMIT_EXCEEDED, TokenBucket
 from ..core.wire import (
     INVALID_MESSAGE_FORMAT,

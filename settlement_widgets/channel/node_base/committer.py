@@ -1,6 +1,7 @@
 """Group commit: nothing the ledger changed is acknowledged before its COMMIT.
 
-The event loop applies requests to the in-memory :class:`~.ledger.Ledger` and calls
+Shared by both versions' nodes (the v0.5 relay and the v1 Nitronode). The event loop applies
+requests to the node's in-memory ledger (a :class:`BatchSource`) and calls
 :meth:`GroupCommitter.kick`, which returns the sequence number of the batch that will make
 those changes durable. Frames that depend on them are parked with :meth:`after` until that
 batch has committed; then they are released in sequence order, so a connection sees its
@@ -40,8 +41,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ....errors import UnavailableError
-from .ledger import connect, write_batch
+from ...errors import UnavailableError
+from .sqlite import connect
 
 __all__ = ["BatchSource", "GroupCommitter"]
 
@@ -49,7 +50,7 @@ __all__ = ["BatchSource", "GroupCommitter"]
 class BatchSource(Protocol):
     """What the committer needs of a ledger: where it lives and its pending rows.
 
-    The v0.5 relay's :class:`~.ledger.Ledger` and the v1 Nitronode's ledger both fit, so the
+    The v0.5 relay's :class:`~..v0_5.node.ledger.Ledger` and the v1 Nitronode's ledger fit, so the
     group-commit discipline (no reply before its COMMIT) is written once. A batch needs a
     ``seq`` and a ``txs`` list (counted for :attr:`GroupCommitter.largest_batch`).
     """
@@ -135,12 +136,11 @@ class GroupCommitter:
         ledger: BatchSource,
         *,
         threaded: bool = True,
-        write: Callable[[sqlite3.Connection, Any], None] | None = None,
+        write: Callable[[sqlite3.Connection, Any], None],
     ) -> None:
         self._ledger = ledger
         self._threaded = threaded
-        #: applies one batch in one transaction (``None``: the relay ledger's ``write_batch``,
-        #: looked up at each call so that tests can instrument it)
+        #: applies one batch in one transaction (each version's ledger has its ``write_batch``)
         self._write = write
         self._conn: Any = None
         self._scheduled = False
@@ -263,7 +263,7 @@ class GroupCommitter:
         self.largest_batch = max(self.largest_batch, len(batch.txs))
         error: BaseException | None = None
         try:
-            (self._write or write_batch)(self._conn, batch)
+            self._write(self._conn, batch)
         except Exception as exc:  # fail-stop, reported below
             error = exc
         if self._checkpointer is not None:
@@ -320,7 +320,7 @@ class GroupCommitter:
                 batch = item
                 error: BaseException | None = None
                 try:
-                    (self._write or write_batch)(conn, batch)
+                    self._write(conn, batch)
                 except BaseException as exc:  # reported to the loop: fail-stop
                     error = exc
                 checkpointer = self._checkpointer
