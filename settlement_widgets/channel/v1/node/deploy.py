@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from ....addresses import validate_address
 from ....contracts import load_artifact
-from ....errors import InvalidAmountError, InvalidStateError
-from ....sandbox.deploy import (
+from ....deployment import (
     DEFAULT_TOKEN_NAME,
     DEFAULT_TOKEN_SYMBOL,
     DeployedContract,
-    _chain_id,
     deploy_contract,
+    deployment_chain_id,
 )
+from ....errors import InvalidAmountError, InvalidStateError
 
 if TYPE_CHECKING:
     from web3 import AsyncWeb3
@@ -91,7 +91,7 @@ async def deploy_channel_hub(
         raise InvalidAmountError(f"fund_amount must be a non-negative integer, got {fund_amount!r}")
     node = validate_address(node_address, field="node_address", allow_zero=False)
     recipients = [validate_address(a, field="fund") for a in fund]
-    chain_id = await _chain_id(chain, wallet)
+    chain_id = await deployment_chain_id(chain, wallet)
 
     validator = await deploy_contract(wallet, "ECDSAValidator")
     hub = await deploy_contract(wallet, "ChannelHub", validator.address, node)
