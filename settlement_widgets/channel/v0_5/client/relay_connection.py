@@ -32,6 +32,7 @@ from ....errors import (
 )
 from ....keys import PrivateKey
 from ....ws_write import write_queued
+from ...node_socket import open_node_socket
 from ..core import messages as M
 from ..core.rpc import Request, Response, make_request, now_ms, parse_response
 
@@ -169,26 +170,7 @@ class RelayConnection:
                 if self._closed:
                     raise RelayUnavailableError("this RelayClient is closed")
                 return
-            from websockets.asyncio.client import connect
-
-            try:
-                ws = await connect(
-                    self.url,
-                    compression=None,
-                    open_timeout=self.connect_timeout,
-                    max_size=1 << 22,
-                    ping_interval=20,
-                    ping_timeout=20,
-                    close_timeout=2,
-                )
-            except (OSError, TimeoutError) as exc:
-                raise RelayUnavailableError(
-                    f"cannot reach the relay at {self.url}: {exc or type(exc).__name__}"
-                ) from exc
-            except Exception as exc:  # websockets' InvalidHandshake, InvalidURI, ...
-                raise RelayUnavailableError(
-                    f"the relay at {self.url} refused the WebSocket handshake: {exc}"
-                ) from exc
+            ws = await open_node_socket(self.url, timeout=self.connect_timeout, what="the relay")
             self._ws = ws
             self._unverified.clear()
             self._protocol_error = None

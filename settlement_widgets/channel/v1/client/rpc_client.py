@@ -62,6 +62,7 @@ from ....errors import (
 )
 from ....networks import PROTOCOL_V05
 from ....ws_write import write_queued
+from ...node_socket import open_node_socket
 from ..core.client_calls import (
     ChannelDefaultSigner,
     MessageSigner,
@@ -251,26 +252,7 @@ class V1RpcClient(V1ClientCore):
         async with self._lock:
             if self._ws is not None:
                 return self._ws
-            from websockets.asyncio.client import connect
-
-            try:
-                ws = await connect(
-                    self.url,
-                    compression=None,
-                    open_timeout=self.connect_timeout,
-                    max_size=1 << 22,
-                    ping_interval=20,
-                    ping_timeout=20,
-                    close_timeout=2,
-                )
-            except (OSError, TimeoutError) as exc:
-                raise RelayUnavailableError(
-                    f"cannot reach the v1 node at {self.url}: {exc or type(exc).__name__}"
-                ) from exc
-            except Exception as exc:  # websockets' InvalidHandshake, InvalidURI, ...
-                raise RelayUnavailableError(
-                    f"the v1 node at {self.url} refused the WebSocket handshake: {exc}"
-                ) from exc
+            ws = await open_node_socket(self.url, timeout=self.connect_timeout, what="the v1 node")
             if self._opened_before:
                 self.reconnects += 1
             self._opened_before = True
