@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +23,7 @@ from typing import Any, Final
 
 import orjson
 
-from ....errors import ConfigurationError
-from ...node_base.sqlite import connect
+from ...node_base.sqlite import check_schema_version, connect, open_ledger_file
 from .clock import now_ms
 
 __all__ = [
@@ -344,25 +342,14 @@ class Ledger:
 
     def __init__(self, path: Path | str, *, synchronous: str = "FULL") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not self.path.exists()
         self.synchronous = synchronous
-        conn = connect(self.path, synchronous=synchronous)
-        if fresh:
-            os.chmod(self.path, 0o600)  # may hold a generated sandbox broker key
-        try:
-            conn.executescript(_SCHEMA)
-            self._load(conn)
-        finally:
-            conn.close()
-        if "schema_version" not in self.meta:
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        elif self.meta["schema_version"] != SCHEMA_VERSION:
-            raise ConfigurationError(
-                f"the relay database {self.path} has schema version "
-                f"{self.meta['schema_version']}, this node writes {SCHEMA_VERSION}: "
-                "start with a new database file"
-            )
+        open_ledger_file(self.path, schema=_SCHEMA, synchronous=synchronous, load=self._load)
+        check_schema_version(
+            self.meta,
+            SCHEMA_VERSION,
+            database=f"the relay database {self.path}",
+            set_version=lambda v: self.set_meta("schema_version", v),
+        )
         self._seq = 0
 
     # --- loading ----------------------------------------------------------------------------

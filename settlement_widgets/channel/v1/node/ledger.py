@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ....errors import ConfigurationError
-from ...node_base.sqlite import connect
+from ...node_base.sqlite import check_schema_version, open_ledger_file
 
 __all__ = ["SCHEMA_VERSION", "Batch", "NitronodeLedger", "wallet_key", "write_batch"]
 
@@ -106,24 +104,14 @@ class NitronodeLedger:
 
     def __init__(self, path: Path | str, *, synchronous: str = "FULL") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not self.path.exists()
         self.synchronous = synchronous
-        conn = connect(self.path, synchronous=synchronous)
-        if fresh:
-            os.chmod(self.path, 0o600)
-        try:
-            conn.executescript(_SCHEMA)
-            self._load(conn)
-        finally:
-            conn.close()
-        if "schema_version" not in self.meta:
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        elif self.meta["schema_version"] != SCHEMA_VERSION:
-            raise ConfigurationError(
-                f"the Nitronode database {self.path} has schema {self.meta['schema_version']}, "
-                f"this node writes {SCHEMA_VERSION}: start with a new database file"
-            )
+        open_ledger_file(self.path, schema=_SCHEMA, synchronous=synchronous, load=self._load)
+        check_schema_version(
+            self.meta,
+            SCHEMA_VERSION,
+            database=f"the Nitronode database {self.path}",
+            set_version=lambda v: self.set_meta("schema_version", v),
+        )
 
     def _load(self, conn: sqlite3.Connection) -> None:
         self.meta: dict[str, str] = {
