@@ -18,7 +18,6 @@ broker key parsed once, request handling without awaits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import secrets
@@ -26,13 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 
 from ....errors import ConfigurationError, RelayError, RelayUnavailableError
 from ....keys import PrivateKey
 from ....ws_write import Outbox
 from ...node_base.committer import GroupCommitter
+from ...node_base.server import NodeServer
 from . import ledger as ledger_module
 from .clock import now_ms
 from .config import RelayConfig
@@ -146,7 +146,7 @@ class _WalletNotes:
     txs: list[dict[str, Any]] = field(default_factory=list)
 
 
-class RelayNode:
+class RelayNode(NodeServer):
     """A ClearNode v0.5 wire-compatible relay. ``await start()`` / ``await aclose()``, or
     ``async with``. ``custody`` (a
     :class:`~settlement_widgets.channel.v0_5.chain.custody.CustodyClient`
@@ -159,6 +159,7 @@ class RelayNode:
         custody: CustodyClient | None = None,
         chain_id: int | None = None,
     ) -> None:
+        super().__init__(config.host)
         self.config = config
         self._custody = custody
         self._chain_id = chain_id
@@ -166,7 +167,6 @@ class RelayNode:
         self.service: RelayService | None = None
         self.committer: GroupCommitter | None = None
         self.watcher: ChainWatcher | None = None
-        self._server: Server | None = None
         self._read_conn: Any = None
         self._connections: set[_Connection] = set()
         self._by_wallet: dict[str, set[_Connection]] = {}
@@ -174,23 +174,12 @@ class RelayNode:
         self._ready: dict[str, _WalletNotes] = {}
         self._notes_timer: asyncio.TimerHandle | None = None
         self._broker: PrivateKey | None = None
-        self._port = 0
-        self._closing = False
-        #: set when a COMMIT failed: the node has stopped acknowledging (``__main__`` exits)
-        self.failed = asyncio.Event()
         self._signers: SignerPool | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
-    async def start(self) -> RelayNode:
+    async def _start(self) -> None:
         """Open the ledger, start the writer, listen, and catch up with the chain."""
-        try:
-            return await self._start()
-        except BaseException:
-            await self.aclose()
-            raise
-
-    async def _start(self) -> RelayNode:
         config = self.config
         ledger = Ledger(config.db_path, synchronous=config.durability.upper())
         self.ledger = ledger
@@ -218,9 +207,8 @@ class RelayNode:
         )
         self.service = service
         await committer.flush()
-        self._server = await serve(
+        await self._listen(
             self._serve,
-            config.host,
             config.port,
             create_connection=_RelayConnection,
             compression=None,
@@ -228,8 +216,6 @@ class RelayNode:
             max_queue=1024,
             write_limit=1 << 20,
         )
-        sock = next(iter(self._server.sockets))
-        self._port = int(sock.getsockname()[1])
         if self._custody is not None:
             await self._check_chain(ledger, self._custody)
             chain_id = self._chain_id or (config.networks[0].chain_id if config.networks else 0)
@@ -245,7 +231,6 @@ class RelayNode:
             )
             await self.watcher.poll()
             self.watcher.start()
-        return self
 
     @staticmethod
     async def _check_chain(ledger: Ledger, custody: CustodyClient) -> None:
@@ -289,10 +274,7 @@ class RelayNode:
             self._flush_notes()
         if self.watcher is not None:
             await self.watcher.aclose()
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 5)
+        await self._stop_listening()
         if self.committer is not None:
             await self.committer.aclose()
         if self._read_conn is not None:
@@ -301,17 +283,6 @@ class RelayNode:
         if self._signers is not None:
             signers, self._signers = self._signers, None
             await asyncio.to_thread(signers.close)
-
-    async def __aenter__(self) -> RelayNode:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def _on_commit_failure(self, error: BaseException) -> None:
-        self.failed.set()
-        if self._server is not None:
-            self._server.close()  # fail-stop: no acknowledgement without durability
 
     # --- identity -----------------------------------------------------------------------------
 
@@ -323,15 +294,6 @@ class RelayNode:
     @property
     def chain_id(self) -> int | None:
         return self._chain_id
-
-    @property
-    def port(self) -> int:
-        return self._port
-
-    @property
-    def url(self) -> str:
-        """``ws://127.0.0.1:<port>/ws`` (the path mirrors the public node's)."""
-        return f"ws://{self.config.host}:{self._port}/ws"
 
     @property
     def broker_address(self) -> str:

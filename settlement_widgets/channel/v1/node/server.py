@@ -27,17 +27,17 @@ split by another request while a chain-view lookup awaits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import Any, Final
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from ....errors import ConfigurationError, InvalidFrameError, RelayError, RelayUnavailableError
 from ....ws_write import Outbox
 from ...node_base.committer import GroupCommitter
+from ...node_base.server import NodeServer
 from ..core.rate_limit import DEFAULT_WS_MAX_MESSAGE_SIZE, RATE_LIMIT_EXCEEDED, TokenBucket
 from ..core.wire import (
     INVALID_MESSAGE_FORMAT,
@@ -65,36 +65,25 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class NitronodeNode:
+class NitronodeNode(NodeServer):
     """A Nitrolite v1 node for tests and the sandbox: ``await start()`` / ``await aclose()``
     or ``async with``. ``chain_view`` (see :class:`~.chain_view.ChainView`) supplies the
     on-chain channel status; without one, channels count as open once their creation is
     co-signed."""
 
     def __init__(self, config: NitronodeConfig, *, chain_view: ChainView | None = None) -> None:
+        super().__init__(config.host)
         self.config = config
         self.chain_view = chain_view
         self.ledger: NitronodeLedger | None = None
         self.service: NitronodeService | None = None
         self.committer: GroupCommitter | None = None
-        self._server: Server | None = None
         self._lock = asyncio.Lock()
-        self._port = 0
-        self._closing = False
-        #: set when a COMMIT failed: the node stopped acknowledging (``__main__`` exits 1)
-        self.failed = asyncio.Event()
 
     # --- lifecycle ----------------------------------------------------------------------------
 
-    async def start(self) -> NitronodeNode:
+    async def _start(self) -> None:
         """Open (or reload) the ledger, start the committer, listen."""
-        try:
-            return await self._start()
-        except BaseException:
-            await self.aclose()
-            raise
-
-    async def _start(self) -> NitronodeNode:
         config = self.config
         ledger = NitronodeLedger(config.db_path, synchronous=config.durability.upper())
         self.ledger = ledger
@@ -112,51 +101,24 @@ class NitronodeNode:
         committer.start(asyncio.get_running_loop())
         await committer.flush()
         self.service = NitronodeService(config, ledger, chain_view=self.chain_view)
-        self._server = await serve(
+        await self._listen(
             self._serve,
-            config.host,
             config.port,
             compression=None,
             max_size=config.ws_max_message_size,
             max_queue=1024,
         )
-        sock = next(iter(self._server.sockets))
-        self._port = int(sock.getsockname()[1])
-        return self
 
     async def aclose(self) -> None:
         """Stop listening, commit what is pending, close the ledger's connections."""
         if self._closing:
             return
         self._closing = True
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 5)
+        await self._stop_listening()
         if self.committer is not None:
             await self.committer.aclose()
 
-    async def __aenter__(self) -> NitronodeNode:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def _on_commit_failure(self, error: BaseException) -> None:
-        self.failed.set()
-        if self._server is not None:
-            self._server.close()  # fail-stop: no acknowledgement without durability
-
     # --- identity -----------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        return self._port
-
-    @property
-    def url(self) -> str:
-        """``ws://127.0.0.1:<port>/ws`` (the local Go binary's path)."""
-        return f"ws://{self.config.host}:{self._port}/ws"
 
     @property
     def node_address(self) -> str:
