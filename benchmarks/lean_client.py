@@ -28,8 +28,8 @@ from websockets.http11 import Response as HttpResponse
 from websockets.uri import parse_uri
 
 from settlement_widgets._keccak import keccak256
-from settlement_widgets.erc7824 import rpc
-from settlement_widgets.erc7824.auth import AuthPolicy
+from settlement_widgets.channel.v0_5.core import rpc
+from settlement_widgets.channel.v0_5.core.auth import AuthPolicy
 from settlement_widgets.keys import PrivateKey
 
 __all__ = ["LeanRelayClient", "PhaseResult", "SansIOClient", "transfer_request"]
@@ -45,7 +45,7 @@ def transfer_request(
 
     orjson writes the compact, insertion-ordered text ``JSON.stringify`` writes for this shape
     (strings and integers only), so the signature covers exactly what the SDK would send;
-    the smoke test asserts equality with :func:`settlement_widgets.erc7824.messages.
+    the smoke test asserts equality with :func:`settlement_widgets.channel.v0_5.core.messages.
     transfer_message`.
     """
     req = orjson.dumps([request_id, "transfer", params, timestamp])

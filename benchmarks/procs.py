@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from settlement_widgets.sandbox.relay.process import drain_pipe
+from settlement_widgets.channel.v0_5.node.process import drain_pipe
 
 __all__ = ["ServerProcess", "cpu_seconds", "json_line", "pin_prefix", "server_process"]
 

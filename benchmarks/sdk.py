@@ -3,7 +3,8 @@
 Both sides build and sign the same ``transfer`` frame (``{"req":[id,"transfer",params,ts],
 "sig":[..]}``, ECDSA over keccak256 of the exact ``req`` text): the SDK with
 ``createECDSAMessageSigner`` + ``createTransferMessage`` in node (:file:`sdk_sign.js`), we with
-:func:`settlement_widgets.erc7824.messages.transfer_message` (the library path every client
+:func:`settlement_widgets.channel.v0_5.core.messages.transfer_message` (the library path every
+client
 uses) and with the benchmark's lean builder. The first frame of each side is compared byte for
 byte: RFC 6979 signatures are deterministic, so equal frames prove equal work.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from settlement_widgets.erc7824.messages import transfer_message
+from settlement_widgets.channel.v0_5.core.messages import transfer_message
 from settlement_widgets.keys import PrivateKey
 
 from .lean_client import transfer_request

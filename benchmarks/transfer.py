@@ -130,7 +130,7 @@ async def _library_phase(
     """The same transfers through :class:`settlement_widgets.channel.RelayClient` (the
     library client the channel provider uses): websockets' asyncio API, the library's frame
     builder and parser, every reply verified. Sequential, then ``window`` in flight."""
-    from settlement_widgets.channel.relay_client import RelayClient
+    from settlement_widgets.channel.v0_5.client.relay_client import RelayClient
 
     client = RelayClient(url, broker_address=broker, reconnect=False)
     await client.connect()
@@ -202,7 +202,7 @@ async def transfer_benchmark(
     run = TransferRun(durability, window, client_loop=client_loop)
     with tempfile.TemporaryDirectory(prefix="sw-bench-") as tmp:
         args = [
-            "-m", "settlement_widgets.sandbox.relay",
+            "-m", "settlement_widgets.channel.v0_5.node",
             "--db", str(Path(tmp) / "relay.sqlite"),
             "--custody", _CUSTODY,
             "--adjudicator", _ADJUDICATOR,

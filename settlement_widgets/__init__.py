@@ -51,8 +51,8 @@ _EXPORTS: dict[str, str] = {
     "get_aggregator_provider": "providers",
     # providers
     "ChannelProvider": "channel",
-    "ChannelProviderV1": "channel_v1",
-    "open_channel_provider": "channel_v1.detect",
+    "ChannelProviderV1": "channel.v1",
+    "open_channel_provider": "channel.factory",
     "V4Provider": "v4",
     "AggregatorProvider": "aggregator",
     # widgets
@@ -126,8 +126,8 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .aggregator import AggregatorProvider, routes_frame
     from .channel import ChannelProvider, request_faucet_tokens
-    from .channel_v1 import ChannelProviderV1
-    from .channel_v1.detect import open_channel_provider
+    from .channel.factory import open_channel_provider
+    from .channel.v1 import ChannelProviderV1
     from .dashboard import SettlementDashboard
     from .errors import (
         ConfigurationError,

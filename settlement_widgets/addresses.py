@@ -5,7 +5,7 @@ everything we send is EIP-55 checksummed. Input may be all-lowercase (or all-upp
 which has no checksum to check, or mixed-case, which must carry a correct checksum.
 
 This module holds the package's only EIP-55 implementation: :mod:`settlement_widgets.keys`
-(addresses of keys and signers) and :mod:`settlement_widgets.erc7824._address_cache` call
+(addresses of keys and signers) and :mod:`settlement_widgets.channel.v0_5.core._address_cache` call
 :func:`checksum_from_bytes` / :func:`to_checksum`, so the rule cannot drift between copies.
 It sits below both (it imports only :mod:`.errors` and :mod:`._keccak`), so there is no cycle.
 """

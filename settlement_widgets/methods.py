@@ -120,7 +120,7 @@ def settlement_config(network: Any = None) -> dict[str, Any]:
     ``network`` is a :class:`~settlement_widgets.networks.Network`, a network name, or None
     for :func:`~settlement_widgets.networks.get_network`'s choice.
     """
-    from .networks import Network, get_network
+    from .networks import PROTOCOL_V05, Network, get_network
 
     net: Network = network if isinstance(network, Network) else get_network(network)
     c = net.contracts
@@ -132,7 +132,7 @@ def settlement_config(network: Any = None) -> dict[str, Any]:
         "nodeUrl": net.node_url,
         "faucetUrl": net.faucet_url,
     }
-    if net.protocol != "nitrolite-v0.5":
+    if net.protocol != PROTOCOL_V05:
         # the JACK dashboard's body is v0.5's; a v1 network says so and names its ChannelHub
         channel["protocol"] = net.protocol
         channel["contracts"] = {"channelHub": c.channel_hub}

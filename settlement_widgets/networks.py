@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .addresses import validate_address
 from .errors import ConfigurationError, InvalidNetworkError
@@ -47,8 +47,8 @@ PUBLIC_NETWORKS = ("sepolia", "sepolia-v1")
 #: the channel method's wire protocols: Nitrolite v0.5 (ClearNode, Custody) and Nitrolite v1
 #: (Nitronode, ChannelHub). A profile names one, so the provider picks its client from the
 #: profile and never from a URL's look.
-PROTOCOL_V05 = "nitrolite-v0.5"
-PROTOCOL_V1 = "nitrolite-v1"
+PROTOCOL_V05: Final = "nitrolite-v0.5"
+PROTOCOL_V1: Final = "nitrolite-v1"
 PROTOCOLS = (PROTOCOL_V05, PROTOCOL_V1)
 
 

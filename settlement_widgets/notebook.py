@@ -47,7 +47,7 @@ from .errors import (
     UnavailableError,
     UnknownOptionError,
 )
-from .networks import NETWORK_NAMES, PUBLIC_NETWORKS, Network
+from .networks import NETWORK_NAMES, PROTOCOL_V05, PROTOCOL_V1, PUBLIC_NETWORKS, Network
 from .progress import ProgressBar, progress_percent, with_progress
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ async def open_session(
             f"open_session(shared=True) needs a Jupyter server that owns a sandbox ({PROFILE_ENV} "
             "is not set): start JupyterLab with `make lab`, or leave shared unset"
         )
-    wanted = "nitrolite-v1" if v1 else "nitrolite-v0.5"
+    wanted = PROTOCOL_V1 if v1 else PROTOCOL_V05
     if shared is not False and shared_profile:
         # the server may still be writing its profile: connect (which waits for it), then
         # check that its sandbox runs the protocol asked for

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .channel.config import ChannelConfig
+from .channel.v0_5.client.config import ChannelConfig
 
 if TYPE_CHECKING:
     from .aggregator import AggregatorProvider
-    from .channel.provider import ChannelProvider
+    from .channel.interface import ChannelClient
     from .networks import Network
     from .signer import Signer
     from .v4 import V4Provider
@@ -32,7 +32,7 @@ __all__ = [
     "reset_v4_provider",
 ]
 
-_channel_provider: ChannelProvider | None = None
+_channel_provider: ChannelClient | None = None
 _v4_provider: V4Provider | None = None
 _aggregator_provider: AggregatorProvider | None = None
 _pending_closes: set[asyncio.Task[Any]] = set()  # keeps close() tasks alive until they finish
@@ -65,18 +65,23 @@ def _close_later(provider: Any) -> None:
             task.add_done_callback(_pending_closes.discard)
 
 
-def init_channel_provider(config: ChannelConfig, wallet: Signer) -> ChannelProvider:
-    """Create the channel provider singleton (replacing and closing any previous one)."""
+def init_channel_provider(config: ChannelConfig, wallet: Signer) -> ChannelClient:
+    """Create the channel provider singleton (replacing and closing any previous one).
+
+    Built by the channel factory (:func:`~settlement_widgets.channel.factory.
+    channel_provider_for_config`); for a network profile of either protocol version,
+    :func:`~settlement_widgets.channel.factory.channel_provider` is the way.
+    """
     global _channel_provider
-    from .channel.provider import ChannelProvider
+    from .channel.factory import channel_provider_for_config
 
     if _channel_provider is not None:
         _close_later(_channel_provider)
-    _channel_provider = ChannelProvider(config, wallet)
+    _channel_provider = channel_provider_for_config(config, wallet)
     return _channel_provider
 
 
-def get_channel_provider() -> ChannelProvider | None:
+def get_channel_provider() -> ChannelClient | None:
     return _channel_provider
 
 

@@ -451,7 +451,7 @@ def _machine_class(env: _Env, counters: _Counters, params: ModelParams) -> type:
             self.run(self._check_channels())
 
         async def _check_channels(self) -> None:
-            from settlement_widgets.erc7824.types import ChannelStatus
+            from settlement_widgets.channel.v0_5.core.types import ChannelStatus
 
             for i, cid in self.channel.items():
                 if cid is None:

@@ -154,7 +154,7 @@ async def restart_node(sb: Any) -> None:
     database and chain view, as after a crash: clients reconnect on their next request."""
     from dataclasses import replace
 
-    from settlement_widgets.sandbox.nitronode import NitronodeNode
+    from settlement_widgets.channel.v1.node import NitronodeNode
 
     old = sb.nitronode
     config = replace(old.config, port=old.port)
@@ -168,7 +168,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
     from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
     from settlement_widgets.channel import request_faucet_tokens
-    from settlement_widgets.channel_v1 import ChannelProviderV1
+    from settlement_widgets.channel.v1 import ChannelProviderV1
     from settlement_widgets.errors import SettlementError
     from settlement_widgets.keys import PrivateKey
 

@@ -158,7 +158,7 @@ async def _run_child(
 
 async def check_end_state(sb: Any, wallet: Any, provider: Any, problems: list[str]) -> None:
     """Append to ``problems`` everything that is not a clean, fully closed end state."""
-    from settlement_widgets.erc7824.types import ChannelStatus
+    from settlement_widgets.channel.v0_5.core.types import ChannelStatus
 
     await sb.relay.sync_chain()  # no race with the relay's custody-event polling
 

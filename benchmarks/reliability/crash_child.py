@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from settlement_widgets.channel import ChannelConfig, ChannelProvider, RelayClient
-from settlement_widgets.channel.provider import StepEvent
+from settlement_widgets.channel.v0_5.client.provider import StepEvent
 from settlement_widgets.networks import Network
 from settlement_widgets.wallet import WalletClient
 

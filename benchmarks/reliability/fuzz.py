@@ -66,7 +66,7 @@ def _clear(message: Any) -> bool:
 def signed_text(method: Any, params: Any, request_id: Any, timestamp: Any, key: Any | None) -> str:
     """A request frame over exactly these values (floats and all: the builders refuse what
     a hostile client may still send), signed over its compact ``req`` bytes."""
-    from settlement_widgets.erc7824.rpc import sign_payload
+    from settlement_widgets.channel.v0_5.core.rpc import sign_payload
 
     raw = json.dumps([request_id, method, params, timestamp], separators=(",", ":"))
     sigs = [sign_payload(raw.encode(), key)] if key is not None else []
@@ -165,9 +165,9 @@ def fuzz_parsers(n: int, parsers: dict[str, Callable[[Any], Any]] | None = None)
     """Feed ``n`` fuzzed frames to each parser (default: the four real ones); failures are
     unexpected exceptions, unclear messages and calls slower than a second (a hang in the
     making)."""
-    from settlement_widgets.erc7824 import rpc
+    from settlement_widgets.channel.v0_5.core import rpc
+    from settlement_widgets.channel.v0_5.node.wire import parse_incoming
     from settlement_widgets.errors import InvalidFrameError, SettlementError
-    from settlement_widgets.sandbox.relay.wire import parse_incoming
 
     result = CheckResult("fuzz: RPC frame parsers")
     began = time.perf_counter()
@@ -256,7 +256,7 @@ def relay_requests(
     draw: st.DrawFn, keys: dict[str, Any], values: st.SearchStrategy[Any]
 ) -> tuple[str, bytes | str, int | None]:
     """(connection name, frame, request id or None for garbage)."""
-    from settlement_widgets.erc7824.rpc import now_ms
+    from settlement_widgets.channel.v0_5.core.rpc import now_ms
 
     conn = draw(st.sampled_from(["authed"] * 4 + ["anon"]))
     if draw(st.integers(0, 9)) == 0:
@@ -306,7 +306,7 @@ class _SyncConn:
 
     def exchange(self, frame: bytes | str, request_id: int | None, timeout: float) -> Any:
         """Send ``frame``; the first reply to it (an id match, or an id-0 ``error`` frame)."""
-        from settlement_widgets.erc7824.rpc import parse_response
+        from settlement_widgets.channel.v0_5.core.rpc import parse_response
 
         self.ws.send(frame)
         deadline = time.monotonic() + timeout
@@ -325,7 +325,7 @@ class _SyncConn:
                 return reply  # raw input: its id is whatever the relay could read
 
     def login(self, wallet: Any, session: Any) -> None:
-        from settlement_widgets.erc7824.auth import AuthPolicy
+        from settlement_widgets.channel.v0_5.core.auth import AuthPolicy
 
         policy = AuthPolicy(
             wallet.address, session.address, "reliability fuzz",
@@ -420,7 +420,7 @@ def fuzz_relay(url: str, broker: str, n: int, *, wallet: Any, timeout: float = 1
         # hypothesis favours the first entries of sampled_from: every method the random run
         # did not reach still gets one well-formed, freshly signed frame, so coverage of all
         # relay methods is a property of the check rather than of chance
-        from settlement_widgets.erc7824.rpc import now_ms
+        from settlement_widgets.channel.v0_5.core.rpc import now_ms
 
         for request_id, method in enumerate(sorted(set(_METHODS) - set(methods)), start=1):
             check(("authed", signed_text(method, {}, request_id, now_ms(), session), request_id))
@@ -457,8 +457,8 @@ async def run_relay_fuzz(workdir: Path, n: int) -> CheckResult:
     import contextlib
     import sqlite3
 
+    from settlement_widgets.channel.v0_5.node.config import DEFAULT_FAUCET_SEED_UNITS
     from settlement_widgets.keys import PrivateKey
-    from settlement_widgets.sandbox.relay.config import DEFAULT_FAUCET_SEED_UNITS
 
     from .common import free_port, secrets
     from .processes import RelayProcess

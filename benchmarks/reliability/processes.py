@@ -60,7 +60,7 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 class RelayProcess:
-    """``python -m settlement_widgets.sandbox.relay`` on a fixed loopback port (so clients
+    """``python -m settlement_widgets.channel.v0_5.node`` on a fixed loopback port (so clients
     reconnect to the same URL after a restart), on one SQLite ledger."""
 
     def __init__(
@@ -98,7 +98,7 @@ class RelayProcess:
         with self.log_path.open("ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable,
-                "-m", "settlement_widgets.sandbox.relay",
+                "-m", "settlement_widgets.channel.v0_5.node",
                 "--db", str(self.db),
                 "--port", str(self.port),
                 "--custody", CUSTODY,

@@ -230,8 +230,8 @@ async def check_relay_refusals(workdir: Path, expiry_seconds: int = 2) -> list[F
     """Replay, stale timestamp, wrong signer, over-allowance; then session-key expiry; and
     the relay database's file modes while the node runs."""
     from settlement_widgets.channel import RelayClient
-    from settlement_widgets.erc7824 import messages as M
-    from settlement_widgets.erc7824.rpc import now_ms
+    from settlement_widgets.channel.v0_5.core import messages as M
+    from settlement_widgets.channel.v0_5.core.rpc import now_ms
     from settlement_widgets.errors import RelayError
     from settlement_widgets.keys import PrivateKey
 

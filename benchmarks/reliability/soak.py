@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from settlement_widgets.channel import RelayClient
-from settlement_widgets.erc7824.amounts import parse_decimal_amount, to_decimal_string
+from settlement_widgets.channel.v0_5.core.amounts import parse_decimal_amount, to_decimal_string
+from settlement_widgets.channel.v0_5.node.config import DEFAULT_FAUCET_SEED_UNITS
 from settlement_widgets.errors import (
     RelayError,
     RelayUnavailableError,
@@ -36,7 +37,6 @@ from settlement_widgets.errors import (
     SettlementTimeoutError,
 )
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.sandbox.relay.config import DEFAULT_FAUCET_SEED_UNITS
 
 from .common import CheckResult, free_port, ms, percentile, secrets
 from .processes import ASSET, RelayProcess

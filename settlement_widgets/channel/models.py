@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .custody_events import Closed, CustodyEvent
+from .v0_5.chain.custody_events import Closed, CustodyEvent
 
 __all__ = ["Channel", "StepEvent", "Transfer", "Tx", "WatcherStatus"]
 

@@ -1,23 +1,9 @@
-"""The ``channel`` method on Nitrolite v1 (Nitronode): client, ChannelHub and provider.
-
-The pure protocol (frames, ids, states, signatures) lives in
-:mod:`settlement_widgets.nitrolite_v1`; this package holds what talks to a v1 node
-(:class:`V1RpcClient`), to a ``ChannelHub`` contract (:class:`ChannelHubClient`), what a
-client must not lose (:class:`V1Store`) and the provider over all three
-(:class:`ChannelProviderV1`).
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v1`.
 """
 
-from .app_sessions import AppSession
-from .hub import ChannelHubClient, HubChainView
-from .provider import ChannelProviderV1
-from .rpc_client import V1RpcClient
-from .store import V1Store
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v1 import *  # noqa: F403
+from settlement_widgets.channel.v1 import __all__ as __all__
 
-__all__ = [
-    "AppSession",
-    "ChannelHubClient",
-    "ChannelProviderV1",
-    "HubChainView",
-    "V1RpcClient",
-    "V1Store",
-]
+__getattr__ = moved(__name__, "settlement_widgets.channel.v1")

@@ -1,8 +1,9 @@
-"""keccak256 for the protocol core (implementation in :mod:`settlement_widgets._keccak`,
-shared with :mod:`settlement_widgets.keys` so every hash on the hot path uses one backend)."""
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v0_5.core.keccak`.
+"""
 
-from __future__ import annotations
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v0_5.core.keccak import *  # noqa: F403
+from settlement_widgets.channel.v0_5.core.keccak import __all__ as __all__
 
-from .._keccak import BACKEND, keccak256
-
-__all__ = ["BACKEND", "keccak256"]
+__getattr__ = moved(__name__, "settlement_widgets.channel.v0_5.core.keccak")

@@ -1,1 +1,9 @@
-"""Nitrolite v1 (Nitronode) protocol core: pure, I/O-free."""
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v1.core`.
+"""
+
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v1.core import *  # noqa: F403
+from settlement_widgets.channel.v1.core import __all__ as __all__
+
+__getattr__ = moved(__name__, "settlement_widgets.channel.v1.core")

@@ -27,6 +27,7 @@ __all__ = [
     "DEV_BALANCE_WEI",
     "DEV_MNEMONIC",
     "Chain",
+    "chain_instance_id",
     "derive_dev_key",
     "dev_keys",
 ]
@@ -223,3 +224,15 @@ class Chain(abc.ABC):
 
     @abc.abstractmethod
     async def _close(self) -> None: ...
+
+
+async def chain_instance_id(chain: Chain, backend: str) -> str:
+    """A chain the sandbox starts itself is new at every start, even when its genesis is
+    byte-identical to the last one (the in-process chain is deterministic): a fresh random
+    id. A chain given by URL outlives the sandbox: its genesis block hash names it."""
+    import secrets
+
+    if backend in ("inprocess", "anvil"):
+        return "sb-" + secrets.token_hex(6)
+    block = await chain.w3.eth.get_block(0)
+    return "g-" + bytes(block["hash"]).hex()[:12]

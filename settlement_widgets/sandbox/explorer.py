@@ -186,7 +186,7 @@ def index_page(base: str, latest_block: int, labels: Mapping[str, str]) -> str:
 
 def _describe(value: Any) -> str:
     """A readable one-line summary of an event field (states and channels spelled out)."""
-    from ..erc7824.types import Channel, State
+    from ..channel.v0_5.core.types import Channel, State
 
     if isinstance(value, State):
         allocations = ", ".join(f"{a.destination}: {a.amount}" for a in value.allocations)
@@ -265,7 +265,7 @@ class Explorer:
         if self._custody is None:
             return []
         if self._decoder is None:
-            from ..channel.custody_events import EventDecoder
+            from ..channel.v0_5.chain.custody_events import EventDecoder
             from ..contracts import load_artifact
 
             self._decoder = EventDecoder(load_artifact("Custody").abi, self._custody)
@@ -324,7 +324,7 @@ class Explorer:
         balances: list[tuple[str, str]] = []
         channels: list[str] = []
         if self._token is not None:
-            from ..erc7824.amounts import to_decimal_string
+            from ..channel.v0_5.core.amounts import to_decimal_string
 
             token, symbol, decimals = self._token
             erc20 = w3.eth.contract(address=token, abi=_BALANCE_OF_ABI)  # type: ignore[call-overload]

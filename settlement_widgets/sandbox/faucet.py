@@ -28,8 +28,8 @@ from ..addresses import to_checksum
 from ..errors import RelayError, SettlementError
 
 if TYPE_CHECKING:
-    from ..channel_v1.provider import ChannelProviderV1
-    from .relay.server import RelayNode
+    from ..channel.v0_5.node.server import RelayNode
+    from ..channel.v1.client.provider import ChannelProviderV1
 
 __all__ = [
     "ERR_CLEARNODE",
@@ -66,7 +66,7 @@ class FaucetConfig:
 
     @property
     def tip_text(self) -> str:
-        from ..erc7824.amounts import to_decimal_string
+        from ..channel.v0_5.core.amounts import to_decimal_string
 
         return to_decimal_string(self.tip_units, self.decimals)
 
@@ -98,7 +98,7 @@ class V1FaucetPayer:
         state = self.provider.store.latest_state(asset, signed=True)
         if state is None:
             return 0
-        from ..nitrolite_v1.decimals import to_units
+        from ..channel.v1.core.decimals import to_units
 
         return to_units(state["home_ledger"]["user_balance"], self.provider.decimals)
 

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..addresses import ZERO_ADDRESS
-from ..erc7824.keccak import keccak256
+from ..channel.v0_5.core.keccak import keccak256
 from ..errors import ConfigurationError, SettlementValueError, UnknownOptionError
 from ..keys import PrivateKey
 from ..networks import Network, local
+from .chain_base import chain_instance_id
 from .profile import explorer_tx, remove_profile, write_profile
 from .provision import mint_test_token
 
@@ -35,19 +36,19 @@ if TYPE_CHECKING:
     from ..aggregator.node.deploy import CrossChainDeployment
     from ..aggregator.node.relayer import BridgeRelayer
     from ..aggregator.node.routes import RouteServer
-    from ..channel.custody import CustodyClient
-    from ..channel_v1 import ChannelProviderV1
+    from ..channel.v0_5.chain.custody import CustodyClient
+    from ..channel.v0_5.node import AssetConfig, NetworkConfig
+    from ..channel.v0_5.node.server import RelayNode
+    from ..channel.v1 import ChannelProviderV1
+    from ..channel.v1.node import NitronodeNode
+    from ..channel.v1.node.deploy import ChannelHubDeployment
     from ..v4.deploy.stack import V4Deployment
     from ..wallet import WalletClient
     from .chain import Chain
     from .deploy import ChannelDeployment
-    from .deploy_v1 import ChannelHubDeployment
     from .faucet import Faucet
     from .http import SandboxHttpServer
-    from .nitronode import NitronodeNode
     from .provision import ProvisionPlan
-    from .relay import AssetConfig, NetworkConfig
-    from .relay.server import RelayNode
 
 __all__ = [
     "LocalSandbox",
@@ -287,7 +288,7 @@ class LocalSandbox:
 
     def custody(self, wallet: WalletClient) -> CustodyClient:
         """A custody client of this sandbox's custody contract for ``wallet``."""
-        from ..channel.custody import CustodyClient
+        from ..channel.v0_5.chain.custody import CustodyClient
 
         return CustodyClient(wallet, self.network.contracts.custody)
 
@@ -312,11 +313,11 @@ class LocalSandbox:
         return self
 
     async def _start(self) -> None:
+        from ..channel.v0_5.node import AssetConfig, NetworkConfig
         from .chain import InProcessChain
         from .explorer import Explorer, network_labels
         from .http import SandboxHttpServer
         from .jsonrpc import InProcessJsonRpc
-        from .relay import AssetConfig, NetworkConfig
         from .snapshot import start_provisioned_chain
 
         if self.data_dir is None:
@@ -339,7 +340,7 @@ class LocalSandbox:
         self.started_from = started.source
         self.deployment = deployment = started.provisioned.channel
         self.v4 = started.provisioned.v4
-        self.instance = await _chain_instance(chain, self.chain_backend)
+        self.instance = await chain_instance_id(chain, self.chain_backend)
         deployer = chain.wallet(0)
         self._wallets = tuple(chain.wallet(i) for i in range(1, self.wallet_count + 1))
         broker = chain.wallet_for(self._broker_key)
@@ -415,10 +416,16 @@ class LocalSandbox:
         """Nitrolite v1 beside v0.5: our ChannelHub (over the same test token), its node's
         vault funded by the broker, who is the v1 node too, and a Nitronode whose ledger
         lives in ``data_dir``; the profile's ``node_url`` becomes the Nitronode's."""
-        from ..channel_v1.hub import ChannelHubClient, HubChainView
+        from ..channel.v1.chain.hub import ChannelHubClient, HubChainView
+        from ..channel.v1.node import (
+            NitronodeConfig,
+            NitronodeNode,
+            NodeAsset,
+            NodeChain,
+            NodeToken,
+        )
+        from ..channel.v1.node.deploy import deploy_channel_hub, register_session_key_validator
         from ..networks import PROTOCOL_V1
-        from .deploy_v1 import deploy_channel_hub, register_session_key_validator
-        from .nitronode import NitronodeConfig, NitronodeNode, NodeAsset, NodeChain, NodeToken
 
         assert self.chain is not None and self.deployment is not None and self.data_dir
         deployment = self.deployment
@@ -471,7 +478,7 @@ class LocalSandbox:
         """The faucet pays as Yellow's v1 faucet does, by off-chain v1 transfers: its account
         gets gas and test tokens and opens a home channel holding them (kept in
         ``data_dir``), and the HTTP faucet pays through it (:class:`~.faucet.V1FaucetPayer`)."""
-        from ..channel_v1 import ChannelProviderV1, V1Store
+        from ..channel.v1 import ChannelProviderV1, V1Store
         from .faucet import V1FaucetPayer
 
         assert self.chain is not None and self.data_dir is not None and self.faucet is not None
@@ -494,7 +501,7 @@ class LocalSandbox:
         still be there. The faucet is re-attached to the new node."""
         from dataclasses import replace
 
-        from .relay import RelayNode
+        from ..channel.v0_5.node import RelayNode
 
         old = self.relay
         if old is None or self.chain is None:
@@ -550,9 +557,9 @@ async def start_relay_and_faucet(
     paying from its ledger: what every sandbox (local or a twin) serves on loopback.
     ``start_block``: the first block whose custody events a new ledger applies (earlier
     blocks hold none, e.g. the deployment's)."""
-    from ..channel.custody import CustodyClient
+    from ..channel.v0_5.chain.custody import CustodyClient
+    from ..channel.v0_5.node import RelayConfig, RelayNode
     from .faucet import Faucet, FaucetConfig
-    from .relay import RelayConfig, RelayNode
 
     relay = RelayNode(
         RelayConfig(
@@ -583,15 +590,3 @@ async def close_quietly(resource: Any, method: str = "aclose") -> None:
     if resource is not None:
         with contextlib.suppress(Exception):
             await getattr(resource, method)()
-
-
-async def _chain_instance(chain: Chain, backend: str) -> str:
-    """A chain the sandbox starts itself is new at every start, even when its genesis is
-    byte-identical to the last one (the in-process chain is deterministic): a fresh random
-    id. A chain given by URL outlives the sandbox: its genesis block hash names it."""
-    import secrets
-
-    if backend in ("inprocess", "anvil"):
-        return "sb-" + secrets.token_hex(6)
-    block = await chain.w3.eth.get_block(0)
-    return "g-" + bytes(block["hash"]).hex()[:12]

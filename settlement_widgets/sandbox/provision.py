@@ -139,7 +139,7 @@ async def fund_broker(
 ) -> None:
     """Gas for the broker, and its custody liquidity: tokens beyond the ``token_funding``
     it was minted are minted now, then approved and deposited."""
-    from ..channel.custody import CustodyClient
+    from ..channel.v0_5.chain.custody import CustodyClient
 
     await deployer.transact(to=broker.address, value=BROKER_GAS_WEI)
     if plan.broker_liquidity:
@@ -159,7 +159,7 @@ async def top_up_broker(
     plan's broker, on a chain that was provisioned for the plan's broker: its tokens (one
     mint of what provision's one or two mints add up to), gas, and custody liquidity
     (``approve`` and ``deposit`` by the broker): four transactions."""
-    from ..channel.custody import CustodyClient
+    from ..channel.v0_5.chain.custody import CustodyClient
 
     deployer = chain.wallet(0)
     broker = chain.wallet_for(broker_key)

@@ -44,10 +44,10 @@ from ..v4.core.create2 import CREATE2_DEPLOYER
 from .local import close_quietly, mint_test_token, sandbox_key, start_relay_and_faucet
 
 if TYPE_CHECKING:
+    from ..channel.v0_5.node.server import RelayNode
     from .chain import AnvilChain
     from .faucet import Faucet
     from .http import SandboxHttpServer
-    from .relay.server import RelayNode
 
 __all__ = ["SepoliaTwin", "TwinBase", "TwinContracts", "relocate"]
 
@@ -269,9 +269,9 @@ class SepoliaTwin(TwinBase):
         self.relay: RelayNode | None = None
 
     async def _start(self) -> None:
-        from ..channel.custody import CustodyClient
+        from ..channel.v0_5.chain.custody import CustodyClient
+        from ..channel.v0_5.node import AssetConfig, NetworkConfig
         from .http import SandboxHttpServer
-        from .relay import AssetConfig, NetworkConfig
 
         chain = await self._start_chain(SEPOLIA.chain_id)
         assert self._dir is not None

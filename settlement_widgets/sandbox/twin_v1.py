@@ -42,10 +42,10 @@ from .local import close_quietly, mint_test_token, sandbox_key
 from .twin import TwinBase, TwinContracts, relocate
 
 if TYPE_CHECKING:
-    from ..channel_v1 import ChannelProviderV1, V1Store
+    from ..channel.v1 import ChannelProviderV1, V1Store
+    from ..channel.v1.node import NitronodeNode
     from ..wallet import WalletClient
     from .chain import AnvilChain
-    from .nitronode import NitronodeNode
 
 __all__ = ["SEPOLIA_V1_DEPLOYMENT", "SepoliaV1Deployment", "SepoliaV1Twin"]
 
@@ -145,10 +145,16 @@ class SepoliaV1Twin(TwinBase):
         return self._node_key.address
 
     async def _start(self) -> None:
-        from ..channel_v1.hub import ChannelHubClient, HubChainView
+        from ..channel.v1.chain.hub import ChannelHubClient, HubChainView
+        from ..channel.v1.node import (
+            NitronodeConfig,
+            NitronodeNode,
+            NodeAsset,
+            NodeChain,
+            NodeToken,
+        )
         from .faucet import Faucet, FaucetConfig
         from .http import SandboxHttpServer
-        from .nitronode import NitronodeConfig, NitronodeNode, NodeAsset, NodeChain, NodeToken
 
         d = SEPOLIA_V1_DEPLOYMENT
         chain = await self._start_chain(SEPOLIA_V1.chain_id)
@@ -216,7 +222,7 @@ class SepoliaV1Twin(TwinBase):
         id 1 (relayed by the deployer), and the chain's clock moves past the hub's activation
         delay: on Sepolia that registration is history older than a day, so session-key
         states hold on chain from the user's first block, here too."""
-        from .deploy_v1 import ChannelHubDeployment, register_session_key_validator
+        from ..channel.v1.node.deploy import ChannelHubDeployment, register_session_key_validator
 
         d = SEPOLIA_V1_DEPLOYMENT
         deployment = ChannelHubDeployment(
@@ -236,7 +242,7 @@ class SepoliaV1Twin(TwinBase):
         """The faucet account gets gas and ``faucet_tips`` tips of ``yusd``, opens a home
         channel holding them (a user of the twin like any other, through the public
         profile), and the HTTP faucet pays through it."""
-        from ..channel_v1 import ChannelProviderV1, V1Store
+        from ..channel.v1 import ChannelProviderV1, V1Store
         from .faucet import V1FaucetPayer
 
         assert self.faucet is not None and self._dir is not None

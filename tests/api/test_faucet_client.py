@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from settlement_widgets.channel.config import ChannelConfig
 from settlement_widgets.channel.faucet import MAX_FAUCET_RESPONSE_BYTES, request_faucet_tokens
+from settlement_widgets.channel.v0_5.client.config import ChannelConfig
 from settlement_widgets.errors import (
     ConfigurationError,
     FaucetError,

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from settlement_widgets.channel import ChannelConfig, ChannelProvider
-from settlement_widgets.channel.provider import StepEvent
+from settlement_widgets.channel.v0_5.client.provider import StepEvent
 from settlement_widgets.networks import Network
 from settlement_widgets.wallet import WalletClient
 

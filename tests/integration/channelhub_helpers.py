@@ -16,21 +16,19 @@ from typing import Any
 import pytest
 
 from settlement_widgets.addresses import ZERO_ADDRESS
-from settlement_widgets.channel_v1.hub import (
+from settlement_widgets.channel.v1.chain.hub import (
     ChannelHubClient,
     HubTx,
     channel_id_of,
     contract_definition,
 )
-from settlement_widgets.errors import TransactionFailedError
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.calldata import contract_state_from_wire
-from settlement_widgets.nitrolite_v1.lifecycle import (
+from settlement_widgets.channel.v1.core.calldata import contract_state_from_wire
+from settlement_widgets.channel.v1.core.lifecycle import (
     apply_channel_creation,
     apply_transition,
     next_state,
 )
-from settlement_widgets.nitrolite_v1.state import (
+from settlement_widgets.channel.v1.core.state import (
     TokenDecimals,
     channel_session_key_metadata_hash,
     decimals_from_map,
@@ -40,8 +38,10 @@ from settlement_widgets.nitrolite_v1.state import (
     sign_eip191,
     sign_state,
 )
+from settlement_widgets.channel.v1.node.deploy import ChannelHubDeployment, deploy_channel_hub
+from settlement_widgets.errors import TransactionFailedError
+from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox import Chain
-from settlement_widgets.sandbox.deploy_v1 import ChannelHubDeployment, deploy_channel_hub
 
 M = 10**6  # one test token (6 decimals)
 ETHER = 10**18

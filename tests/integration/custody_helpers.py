@@ -1,6 +1,6 @@
 """Independent reference encoding and signing for the custody tests (eth-abi + eth-account).
 
-Nothing here uses settlement_widgets.erc7824's hashing or signing: the contract is checked
+Nothing here uses settlement_widgets.channel.v0_5.core's hashing or signing: the contract is checked
 against the libraries of the field, and our own core is checked against the contract
 separately (test_custody_signatures.py).
 """
@@ -16,8 +16,8 @@ from eth_account import Account
 from eth_account.messages import encode_defunct, encode_typed_data
 from eth_utils import keccak
 
-from settlement_widgets.channel.custody import CustodyClient
-from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.chain.custody import CustodyClient
+from settlement_widgets.channel.v0_5.core.types import Allocation, Channel, State, StateIntent
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox import Chain, ChannelDeployment
 

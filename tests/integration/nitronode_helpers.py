@@ -17,24 +17,19 @@ from typing import Any
 
 import websockets
 
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.app_sessions import quorum_signature, update_hash
-from settlement_widgets.nitrolite_v1.ids import state_id
-from settlement_widgets.nitrolite_v1.lifecycle import (
+from settlement_widgets.channel.v1.core.app_sessions import quorum_signature, update_hash
+from settlement_widgets.channel.v1.core.ids import state_id
+from settlement_widgets.channel.v1.core.lifecycle import (
     apply_channel_creation,
     apply_transition,
     next_state,
 )
-from settlement_widgets.nitrolite_v1.rpc_shapes import wire_state
-from settlement_widgets.nitrolite_v1.state import sign_state
-from settlement_widgets.nitrolite_v1.wire import Frame, MessageType, decode_frame, encode_frame
+from settlement_widgets.channel.v1.core.rpc_shapes import wire_state
+from settlement_widgets.channel.v1.core.state import sign_state
+from settlement_widgets.channel.v1.core.wire import Frame, MessageType, decode_frame, encode_frame
+from settlement_widgets.channel.v1.node import NitronodeConfig, NodeAsset, NodeChain, NodeToken
+from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox.chain import dev_keys
-from settlement_widgets.sandbox.nitronode import (
-    NitronodeConfig,
-    NodeAsset,
-    NodeChain,
-    NodeToken,
-)
 
 CHAIN_ID = 31337
 HUB = "0x5FbDB2315678afecb367f032d93F642f64180aa3"

@@ -13,12 +13,12 @@ from typing import Any
 
 import websockets
 
-from settlement_widgets.erc7824 import rpc
-from settlement_widgets.erc7824.auth import AuthPolicy
-from settlement_widgets.erc7824.rpc import Request, Response
+from settlement_widgets.channel.v0_5.core import rpc
+from settlement_widgets.channel.v0_5.core.auth import AuthPolicy
+from settlement_widgets.channel.v0_5.core.rpc import Request, Response
+from settlement_widgets.channel.v0_5.node import AssetConfig, NetworkConfig, RelayConfig
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import SEPOLIA
-from settlement_widgets.sandbox.relay import AssetConfig, NetworkConfig, RelayConfig
 
 TIMEOUT = 20.0
 assert SEPOLIA.token is not None  # the Sepolia profile always names its channel asset

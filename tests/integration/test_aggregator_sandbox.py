@@ -18,11 +18,7 @@ import pytest_asyncio
 from settlement_widgets.aggregator import AggregatorProvider, Route
 from settlement_widgets.aggregator.node.routes import GAS_LIMITS
 from settlement_widgets.contracts import load_artifact
-from settlement_widgets.errors import (
-    AggregatorError,
-    NoRouteError,
-    SettlementTimeoutError,
-)
+from settlement_widgets.errors import AggregatorError, NoRouteError, SettlementTimeoutError
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.wallet import WalletClient
 

@@ -16,8 +16,8 @@ import pytest
 from channel_helpers import ASSET, U, fresh_wallet, provider, sandbox, token_balance
 
 from settlement_widgets.channel import ChannelProvider, Transfer, request_faucet_tokens
-from settlement_widgets.channel.custody_events import Closed, EventDecoder
-from settlement_widgets.erc7824.types import StateIntent
+from settlement_widgets.channel.v0_5.chain.custody_events import Closed, EventDecoder
+from settlement_widgets.channel.v0_5.core.types import StateIntent
 from settlement_widgets.errors import ChannelStateError
 from settlement_widgets.proofs import list_proofs
 from settlement_widgets.sandbox import LocalSandbox

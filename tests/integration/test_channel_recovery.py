@@ -23,7 +23,7 @@ import pytest
 from channel_helpers import U, dead_port, fresh_wallet, provider, sandbox, token_balance
 
 from settlement_widgets.channel import ChannelStore
-from settlement_widgets.erc7824.types import ChannelStatus, StateIntent
+from settlement_widgets.channel.v0_5.core.types import ChannelStatus, StateIntent
 from settlement_widgets.errors import ChainUnavailableError, ChannelStateError
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.wallet import WalletClient

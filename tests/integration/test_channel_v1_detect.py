@@ -18,8 +18,9 @@ import pytest_asyncio
 from websockets.asyncio.server import ServerConnection, serve
 
 from settlement_widgets.channel import ChannelProvider
-from settlement_widgets.channel_v1 import ChannelProviderV1
-from settlement_widgets.channel_v1.detect import detect_node_protocol, open_channel_provider
+from settlement_widgets.channel.detect import detect_node_protocol
+from settlement_widgets.channel.factory import open_channel_provider
+from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.errors import (
     RelayProtocolError,
     RelayUnavailableError,

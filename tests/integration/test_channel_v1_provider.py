@@ -15,8 +15,8 @@ import pytest
 import pytest_asyncio
 from channel_helpers import BACKENDS, fresh_wallet
 
-from settlement_widgets.channel_v1 import ChannelProviderV1
-from settlement_widgets.channel_v1.store import V1Store
+from settlement_widgets.channel.v1 import ChannelProviderV1
+from settlement_widgets.channel.v1.client.store import V1Store
 from settlement_widgets.errors import (
     ChannelNotFoundError,
     ChannelStateError,

@@ -2,7 +2,7 @@
 nothing the provider was told was done, on both chain backends.
 
 The home channel is real (our ChannelHub on the chain); the node runs as a child process
-(``python -m settlement_widgets.sandbox.nitronode``) on a database of its own. Alice's
+(``python -m settlement_widgets.channel.v1.node``) on a database of its own. Alice's
 provider sends transfers back to back; after KILL_AFTER of them returned, the node is
 SIGKILLed. The transfers that returned are exactly those the provider acknowledged: after a
 restart on the same database and port, each is in the node's history, and a new provider
@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 
 from settlement_widgets.addresses import ZERO_ADDRESS
-from settlement_widgets.channel_v1 import ChannelProviderV1, V1Store
+from settlement_widgets.channel.v1 import ChannelProviderV1, V1Store
+from settlement_widgets.channel.v1.core.decimals import to_units
+from settlement_widgets.channel.v1.node import NitronodeProcess, NodeAsset, NodeToken
+from settlement_widgets.channel.v1.node.deploy import deploy_channel_hub
 from settlement_widgets.errors import SettlementError
 from settlement_widgets.networks import local
-from settlement_widgets.nitrolite_v1.decimals import to_units
 from settlement_widgets.sandbox import Chain
-from settlement_widgets.sandbox.deploy_v1 import deploy_channel_hub
 from settlement_widgets.sandbox.local import sandbox_key
-from settlement_widgets.sandbox.nitronode import NitronodeProcess, NodeAsset, NodeToken
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 

@@ -23,10 +23,10 @@ from typing import Any, Final
 import pytest
 from eth_utils import keccak
 
-from settlement_widgets.channel_v1.hub import HubChannelStatus, hub_status_name
-from settlement_widgets.channel_v1.hub_errors import HUB_ERROR_ABI
+from settlement_widgets.channel.v1.chain.hub import HubChannelStatus, hub_status_name
+from settlement_widgets.channel.v1.chain.hub_errors import HUB_ERROR_ABI
+from settlement_widgets.channel.v1.core.abi import abi_encode
 from settlement_widgets.contracts import decode_revert, load_artifact
-from settlement_widgets.nitrolite_v1.abi import abi_encode
 
 #: what our ChannelHub implements, copied from channelhub-abi-selectors.txt
 IMPLEMENTED: Final = """

@@ -28,8 +28,8 @@ from channelhub_helpers import reverts as _reverts
 
 from settlement_widgets._keccak import keccak256
 from settlement_widgets.addresses import ZERO_ADDRESS
+from settlement_widgets.channel.v1.core.state import pack_state, sign_challenge
 from settlement_widgets.errors import InvalidSignatureError
-from settlement_widgets.nitrolite_v1.state import pack_state, sign_challenge
 from settlement_widgets.sandbox import Chain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

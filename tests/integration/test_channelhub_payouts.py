@@ -27,8 +27,8 @@ from channelhub_helpers import (
 )
 
 from settlement_widgets.addresses import ZERO_ADDRESS
+from settlement_widgets.channel.v1.core.state import decimals_from_map, sign_challenge
 from settlement_widgets.contracts import load_artifact
-from settlement_widgets.nitrolite_v1.state import decimals_from_map, sign_challenge
 from settlement_widgets.sandbox import Chain
 from settlement_widgets.sandbox.deploy import deploy_contract
 

@@ -27,8 +27,8 @@ from channelhub_helpers import (
 )
 
 from settlement_widgets.addresses import ZERO_ADDRESS
-from settlement_widgets.nitrolite_v1.calldata import contract_state_from_wire
-from settlement_widgets.nitrolite_v1.state import decimals_from_map, sign_challenge, sign_state
+from settlement_widgets.channel.v1.core.calldata import contract_state_from_wire
+from settlement_widgets.channel.v1.core.state import decimals_from_map, sign_challenge, sign_state
 from settlement_widgets.sandbox import Chain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -16,24 +16,27 @@ import pytest
 import pytest_asyncio
 from channel_helpers import BACKENDS
 
-from settlement_widgets.channel_v1.hub import (
+from settlement_widgets.channel.v1.chain.hub import (
     ChannelHubClient,
     channel_id_of,
     contract_definition,
 )
-from settlement_widgets.channel_v1.rpc_client import V1RpcClient
-from settlement_widgets.contracts import load_artifact
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.calldata import contract_state_from_wire
-from settlement_widgets.nitrolite_v1.client_calls import ChannelSessionKeySigner, KeyMessageSigner
-from settlement_widgets.nitrolite_v1.state import (
+from settlement_widgets.channel.v1.client.rpc_client import V1RpcClient
+from settlement_widgets.channel.v1.core.calldata import contract_state_from_wire
+from settlement_widgets.channel.v1.core.client_calls import (
+    ChannelSessionKeySigner,
+    KeyMessageSigner,
+)
+from settlement_widgets.channel.v1.core.state import (
     channel_session_key_metadata_hash,
     decimals_from_map,
     pack_channel_session_key_auth,
     sign_eip191,
 )
+from settlement_widgets.channel.v1.node.validators import SESSION_KEY_VALIDATOR_ID
+from settlement_widgets.contracts import load_artifact
+from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox import LocalSandbox
-from settlement_widgets.sandbox.nitronode.validators import SESSION_KEY_VALIDATOR_ID
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 

@@ -27,22 +27,22 @@ from channelhub_helpers import (
     reverts,
 )
 
-from settlement_widgets.errors import InvalidStateError
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.state import (
+from settlement_widgets.channel.v1.core.state import (
     channel_session_key_metadata_hash,
     pack_challenge_state,
     pack_channel_session_key_auth,
     session_key_state_signature,
     sign_eip191,
 )
-from settlement_widgets.sandbox import Chain
-from settlement_widgets.sandbox.deploy_v1 import register_session_key_validator
-from settlement_widgets.sandbox.nitronode.validators import (
+from settlement_widgets.channel.v1.node.deploy import register_session_key_validator
+from settlement_widgets.channel.v1.node.validators import (
     SESSION_KEY_VALIDATOR_ID,
     register_node_validators,
     sign_validator_registration,
 )
+from settlement_widgets.errors import InvalidStateError
+from settlement_widgets.keys import PrivateKey
+from settlement_widgets.sandbox import Chain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

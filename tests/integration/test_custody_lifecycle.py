@@ -15,7 +15,7 @@ from custody_helpers import CHALLENGE_PERIOD, Env, make_env, ref_channel_id, res
 from eth_utils import keccak
 
 from settlement_widgets.addresses import ZERO_ADDRESS
-from settlement_widgets.channel.custody_events import (
+from settlement_widgets.channel.v0_5.chain.custody_events import (
     Challenged,
     Checkpointed,
     Closed,
@@ -25,7 +25,7 @@ from settlement_widgets.channel.custody_events import (
     Resized,
     Withdrawn,
 )
-from settlement_widgets.erc7824.types import ChannelStatus, State, StateIntent
+from settlement_widgets.channel.v0_5.core.types import ChannelStatus, State, StateIntent
 from settlement_widgets.errors import ChannelNotFoundError, TransactionFailedError
 from settlement_widgets.sandbox import Chain, ChannelDeployment
 

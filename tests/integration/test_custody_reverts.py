@@ -24,8 +24,8 @@ import pytest_asyncio
 from custody_helpers import Env, make_env, ref_sign, resize_data
 
 from settlement_widgets.addresses import ZERO_ADDRESS
-from settlement_widgets.channel.custody import CustodyClient
-from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.chain.custody import CustodyClient
+from settlement_widgets.channel.v0_5.core.types import Allocation, Channel, State, StateIntent
 from settlement_widgets.errors import TransactionFailedError
 from settlement_widgets.keys import SECP256K1_N
 from settlement_widgets.sandbox import Chain, ChannelDeployment

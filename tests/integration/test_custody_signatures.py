@@ -5,7 +5,7 @@ State signatures: raw ECDSA over keccak(packedState), EIP-191 over the packed by
 and the strict-standard one eth-account produces), ERC-1271 for contract participants and
 ERC-6492 for counterfactual ones. Challenger signatures: the same EOA schemes over
 ``packedState ++ "challenge"`` and ERC-1271. Finally, states signed by our own Python core
-(settlement_widgets.erc7824) are accepted by the contract in all three EOA schemes.
+(settlement_widgets.channel.v0_5.core) are accepted by the contract in all three EOA schemes.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from eth_abi import encode
 from eth_account import Account
 from eth_utils import keccak
 
-from settlement_widgets.contracts import load_artifact
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     channel_id,
     custody_domain,
     sign_challenge,
     sign_state,
     verify_state_signature,
 )
-from settlement_widgets.erc7824.types import Channel, ChannelStatus, State, StateIntent
+from settlement_widgets.channel.v0_5.core.types import Channel, ChannelStatus, State, StateIntent
+from settlement_widgets.contracts import load_artifact
 from settlement_widgets.errors import TransactionFailedError
 from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.sandbox import Chain, ChannelDeployment, deploy_contract

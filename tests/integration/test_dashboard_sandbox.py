@@ -17,9 +17,9 @@ import pytest
 import pytest_asyncio
 
 from settlement_widgets.channel import ChannelConfig, ChannelProvider
+from settlement_widgets.channel.v0_5.core.types import ChannelStatus
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.dashboard import SettlementDashboard
-from settlement_widgets.erc7824.types import ChannelStatus
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.v4 import PoolKey, V4Provider
 from settlement_widgets.wallet import WalletClient

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from settlement_widgets.channel_v1 import ChannelProviderV1
+from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.dashboard import SettlementDashboard
 from settlement_widgets.sandbox import LocalSandbox
 

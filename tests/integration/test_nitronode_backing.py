@@ -29,20 +29,20 @@ from channel_helpers import BACKENDS, fresh_wallet
 
 from settlement_widgets import chain_clock
 from settlement_widgets.channel import request_faucet_tokens
-from settlement_widgets.channel_v1 import ChannelProviderV1
-from settlement_widgets.channel_v1.hub import ChannelHubClient, contract_definition
-from settlement_widgets.channel_v1.store import V1Store
-from settlement_widgets.errors import InvalidAmountError, InvalidStateError, RelayError
-from settlement_widgets.networks import Network
-from settlement_widgets.nitrolite_v1.calldata import contract_state_from_wire
-from settlement_widgets.nitrolite_v1.lifecycle import (
+from settlement_widgets.channel.v1 import ChannelProviderV1
+from settlement_widgets.channel.v1.chain.hub import ChannelHubClient, contract_definition
+from settlement_widgets.channel.v1.client.store import V1Store
+from settlement_widgets.channel.v1.core.calldata import contract_state_from_wire
+from settlement_widgets.channel.v1.core.lifecycle import (
     apply_channel_creation,
     apply_transition,
     next_state,
 )
-from settlement_widgets.nitrolite_v1.transitions import sig_validators_bitmap
+from settlement_widgets.channel.v1.core.transitions import sig_validators_bitmap
+from settlement_widgets.channel.v1.node import ConfirmedHubView, NitronodeNode
+from settlement_widgets.errors import InvalidAmountError, InvalidStateError, RelayError
+from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
-from settlement_widgets.sandbox.nitronode import ConfirmedHubView, NitronodeNode
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]

@@ -3,7 +3,7 @@ on the same database and port, and check that every acknowledged state is still 
 
 Mirrors test_relay_kill.py. Alice pipelines TOTAL signed transfer_send states (each built on
 the previous one, so they must be applied in order) through ``python -m
-settlement_widgets.sandbox.nitronode``; the node is SIGKILLed after KILL_AFTER replies. After
+settlement_widgets.channel.v1.node``; the node is SIGKILLed after KILL_AFTER replies. After
 the restart her latest state must be at least the last acknowledged version, each
 acknowledged state must be stored with the very node signature that was sent back, and Bob
 must hold the receive state of each of them. Re-sending the stream then applies exactly the
@@ -33,8 +33,8 @@ from nitronode_helpers import (
     send,
 )
 
-from settlement_widgets.nitrolite_v1.wire import Frame, MessageType
-from settlement_widgets.sandbox.nitronode import NitronodeProcess
+from settlement_widgets.channel.v1.core.wire import Frame, MessageType
+from settlement_widgets.channel.v1.node import NitronodeProcess
 
 pytestmark = pytest.mark.slow
 

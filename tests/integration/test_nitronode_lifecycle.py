@@ -29,13 +29,13 @@ from nitronode_helpers import (
     withdraw,
 )
 
-from settlement_widgets.keys import recover_address
-from settlement_widgets.nitrolite_v1.app_sessions import (
+from settlement_widgets.channel.v1.core.app_sessions import (
     create_app_session_hash,
     quorum_signature,
 )
-from settlement_widgets.nitrolite_v1.state import eip191_digest, pack_state
-from settlement_widgets.sandbox.nitronode import NitronodeNode
+from settlement_widgets.channel.v1.core.state import eip191_digest, pack_state
+from settlement_widgets.channel.v1.node import NitronodeNode
+from settlement_widgets.keys import recover_address
 
 
 @pytest.fixture

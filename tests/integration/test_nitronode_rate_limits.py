@@ -21,10 +21,10 @@ import pytest
 import websockets
 from nitronode_helpers import node_config
 
-from settlement_widgets.channel_v1.rpc_client import RateLimitedError, V1RpcClient
-from settlement_widgets.nitrolite_v1.client_calls import sdk_error_message
-from settlement_widgets.nitrolite_v1.rate_limit import RATE_LIMIT_EXCEEDED
-from settlement_widgets.sandbox.nitronode import NitronodeNode
+from settlement_widgets.channel.v1.client.rpc_client import RateLimitedError, V1RpcClient
+from settlement_widgets.channel.v1.core.client_calls import sdk_error_message
+from settlement_widgets.channel.v1.core.rate_limit import RATE_LIMIT_EXCEEDED
+from settlement_widgets.channel.v1.node import NitronodeNode
 
 
 class Clock:
@@ -161,7 +161,7 @@ async def test_the_client_backs_off_and_recovers_from_the_nodes_refusals(
     # a node stricter than the client's pacing: 2 requests/s, burst 3
     node = await _node(tmp_path, clock, rate_limit_per_sec=2.0, rate_limit_burst=3.0)
     try:
-        caplog.set_level(logging.WARNING, logger="settlement_widgets.channel_v1.rpc_client")
+        caplog.set_level(logging.WARNING, logger="settlement_widgets.channel.v1.client.rpc_client")
         async with clock.client_for(node.url) as client:
             for _ in range(10):
                 await client.ping()

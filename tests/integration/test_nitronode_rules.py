@@ -27,17 +27,17 @@ from nitronode_helpers import (
     withdraw,
 )
 
-from settlement_widgets.nitrolite_v1.app_sessions import (
+from settlement_widgets.channel.v1.core.app_sessions import (
     create_app_session_hash,
     quorum_signature,
 )
-from settlement_widgets.nitrolite_v1.state import (
+from settlement_widgets.channel.v1.core.state import (
     channel_session_key_metadata_hash,
     pack_state,
     session_key_state_signature,
     sign_channel_session_key_state,
 )
-from settlement_widgets.sandbox.nitronode import MAX_FRAME_BYTES, NitronodeNode
+from settlement_widgets.channel.v1.node import MAX_FRAME_BYTES, NitronodeNode
 
 RC = "channels.v1.request_creation"
 SUBMIT = "channels.v1.submit_state"

@@ -17,13 +17,9 @@ from pathlib import Path
 
 from nitronode_helpers import V1Client
 
+from settlement_widgets.channel.v1.core.wire import decode_frame
+from settlement_widgets.channel.v1.node import NitronodeConfig, NitronodeNode, NodeChain
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.wire import decode_frame
-from settlement_widgets.sandbox.nitronode import (
-    NitronodeConfig,
-    NitronodeNode,
-    NodeChain,
-)
 
 VECTORS = Path(__file__).parents[1] / "unit" / "data" / "nitrolite-v1-vectors.json"
 #: scripted answers our node legitimately differs from (see the module docstring)

@@ -18,15 +18,15 @@ import pytest
 import pytest_asyncio
 from relay_helpers import RelayTestClient
 
-from settlement_widgets.channel.custody import CustodyClient
-from settlement_widgets.erc7824 import make_request
-from settlement_widgets.erc7824 import messages as M
-from settlement_widgets.erc7824.signing import sign_challenge, sign_state
-from settlement_widgets.erc7824.types import Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.chain.custody import CustodyClient
+from settlement_widgets.channel.v0_5.core import make_request
+from settlement_widgets.channel.v0_5.core import messages as M
+from settlement_widgets.channel.v0_5.core.signing import sign_challenge, sign_state
+from settlement_widgets.channel.v0_5.core.types import Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.node import RelayNode
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.sandbox.local import sandbox_key
-from settlement_widgets.sandbox.relay import RelayNode
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -22,7 +22,8 @@ from relay_helpers import ASSET, CHAIN_ID, TOKEN, relay_config
 from websockets.asyncio.server import ServerConnection, serve
 
 from settlement_widgets.channel import RelayClient
-from settlement_widgets.erc7824.rpc import make_response, notification, parse_request
+from settlement_widgets.channel.v0_5.core.rpc import make_response, notification, parse_request
+from settlement_widgets.channel.v0_5.node import RelayNode
 from settlement_widgets.errors import (
     InvalidSignatureError,
     RelayError,
@@ -30,7 +31,6 @@ from settlement_widgets.errors import (
     SettlementTimeoutError,
 )
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.sandbox.relay import RelayNode
 
 ALICE = PrivateKey("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
 BROKER = PrivateKey("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
@@ -262,8 +262,8 @@ async def test_a_burst_of_requests_is_verified_on_two_threads_with_the_same_answ
     """Requests that reach the relay in one read have their signers recovered on the signer
     thread and the loop thread together; each still gets exactly its own answer, and a
     forged or malformed signature in the burst its own precise error."""
-    from settlement_widgets.erc7824 import messages as M
-    from settlement_widgets.erc7824.rpc import Request
+    from settlement_widgets.channel.v0_5.core import messages as M
+    from settlement_widgets.channel.v0_5.core.rpc import Request
 
     pool = node._signers
     assert pool is not None

@@ -33,15 +33,16 @@ import pytest
 import websockets
 from relay_helpers import ASSET, RelayTestClient, relay_config
 
-from settlement_widgets.erc7824 import messages as M
-from settlement_widgets.erc7824.amounts import parse_decimal_amount, to_decimal_string
-from settlement_widgets.erc7824.rpc import Request, Response, now_ms
+from settlement_widgets.channel.node_base import committer as committer_module
+from settlement_widgets.channel.v0_5.core import messages as M
+from settlement_widgets.channel.v0_5.core.amounts import parse_decimal_amount, to_decimal_string
+from settlement_widgets.channel.v0_5.core.rpc import Request, Response, now_ms
+from settlement_widgets.channel.v0_5.node import RelayConfig, RelayNode
+from settlement_widgets.channel.v0_5.node import ledger as ledger_module
+from settlement_widgets.channel.v0_5.node import server as server_module
+from settlement_widgets.channel.v0_5.node.ledger import Batch
 from settlement_widgets.errors import UnavailableError
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.sandbox.relay import RelayConfig, RelayNode
-from settlement_widgets.sandbox.relay import committer as committer_module
-from settlement_widgets.sandbox.relay import server as server_module
-from settlement_widgets.sandbox.relay.ledger import Batch
 
 ALICE = PrivateKey("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
 BOB = PrivateKey("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
@@ -173,10 +174,10 @@ class NodeLog:
 
 @pytest.fixture
 def node_log(monkeypatch: pytest.MonkeyPatch) -> NodeLog:
-    """Instrument the committer's ``write_batch`` (as ``committer.py`` calls it), its writer
+    """Instrument the relay ledger's ``write_batch`` (as the committer calls it), its writer
     connection, the node's frame pushes, request handling and failure hook."""
     log = NodeLog()
-    real_write = committer_module.write_batch
+    real_write = ledger_module.write_batch
 
     def write_batch(conn: sqlite3.Connection, batch: Batch) -> None:
         tx_ids = tuple(tx.id for tx in batch.txs if tx.tx_type == "transfer")
@@ -216,7 +217,7 @@ def node_log(monkeypatch: pytest.MonkeyPatch) -> NodeLog:
         log.add(Event("stopped", error=str(error)))
         real_on_failure(self, error)
 
-    monkeypatch.setattr(committer_module, "write_batch", write_batch)
+    monkeypatch.setattr(ledger_module, "write_batch", write_batch)
     monkeypatch.setattr(committer_module, "_writer_connection", writer_connection)
     monkeypatch.setattr(server_module._Connection, "push", push)
     monkeypatch.setattr(RelayNode, "_on_frame", on_frame)

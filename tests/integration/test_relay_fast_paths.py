@@ -20,10 +20,10 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Response as HttpResponse
 from websockets.uri import parse_uri
 
-from settlement_widgets.erc7824 import messages as M
-from settlement_widgets.erc7824 import rpc
+from settlement_widgets.channel.v0_5.core import messages as M
+from settlement_widgets.channel.v0_5.core import rpc
+from settlement_widgets.channel.v0_5.node import RelayNode
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.sandbox.relay import RelayNode
 
 ALICE = PrivateKey("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
 TIMEOUT = 20.0

@@ -1,7 +1,7 @@
 """Crash safety: SIGKILL the relay process during a stream of transfers, restart it on the same
 database, and check that no acknowledged transfer was lost and none was applied twice.
 
-The relay runs as ``python -m settlement_widgets.sandbox.relay`` in its own process. The client
+The relay runs as ``python -m settlement_widgets.channel.v0_5.node`` in its own process. The client
 pipelines signed transfers (1 unit each, Alice -> Bob), kills the relay after some replies,
 restarts it, then re-sends every frame byte for byte: a transfer that was committed before the
 kill must be refused as a replay, one that was not must now be applied, and Bob's balance must
@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from relay_helpers import ADJUDICATOR, ASSET, CHAIN_ID, CUSTODY, TOKEN, RelayTestClient
 
-from settlement_widgets.erc7824 import messages as M
-from settlement_widgets.erc7824.amounts import parse_decimal_amount
-from settlement_widgets.erc7824.rpc import now_ms
+from settlement_widgets.channel.v0_5.core import messages as M
+from settlement_widgets.channel.v0_5.core.amounts import parse_decimal_amount
+from settlement_widgets.channel.v0_5.core.rpc import now_ms
 from settlement_widgets.keys import PrivateKey
 
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ async def relay_process(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "settlement_widgets.sandbox.relay",
+        "settlement_widgets.channel.v0_5.node",
         "--db", str(db),
         "--chain-id", str(CHAIN_ID),
         "--custody", CUSTODY,

@@ -28,12 +28,12 @@ from relay_helpers import (
     relay_config,
 )
 
-from settlement_widgets.erc7824 import messages as M
-from settlement_widgets.erc7824.auth import AuthPolicy
-from settlement_widgets.erc7824.rpc import make_request, now_ms
-from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.core import messages as M
+from settlement_widgets.channel.v0_5.core.auth import AuthPolicy
+from settlement_widgets.channel.v0_5.core.rpc import make_request, now_ms
+from settlement_widgets.channel.v0_5.core.types import Allocation, Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.node import RelayNode
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.sandbox.relay import RelayNode
 
 ALICE = PrivateKey("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
 BOB = PrivateKey("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
@@ -289,7 +289,7 @@ def _created(node: RelayNode, wallet: str, amount: int, nonce: int) -> tuple[str
         b"",
         (Allocation(wallet, TOKEN, amount), Allocation(node.broker_address, TOKEN, 0)),
     )
-    from settlement_widgets.erc7824.ids import channel_id
+    from settlement_widgets.channel.v0_5.core.ids import channel_id
 
     cid = channel_id(channel, CHAIN_ID)
     return cid, service.on_created(cid, wallet, channel, state, CHAIN_ID)

@@ -29,12 +29,12 @@ import pytest
 from channel_helpers import ASSET, U, config_for, fresh_wallet, sandbox
 
 from settlement_widgets.channel import ChannelProvider, Transfer
-from settlement_widgets.erc7824.amounts import parse_decimal_amount
+from settlement_widgets.channel.v0_5.core.amounts import parse_decimal_amount
+from settlement_widgets.channel.v0_5.node.process import RelayProcess
 from settlement_widgets.errors import RelayUnavailableError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.sandbox.local import sandbox_key
-from settlement_widgets.sandbox.relay.process import RelayProcess
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 __all__ = ["sandbox"]

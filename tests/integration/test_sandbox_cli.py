@@ -15,7 +15,7 @@ import httpx
 import pytest
 from relay_helpers import RelayTestClient
 
-from settlement_widgets.erc7824 import get_config_message
+from settlement_widgets.channel.v0_5.core import get_config_message
 from settlement_widgets.networks import Network
 
 pytestmark = pytest.mark.slow

@@ -13,8 +13,9 @@ import pytest_asyncio
 from relay_helpers import RelayTestClient, relay_config
 from web3 import AsyncHTTPProvider, AsyncWeb3
 
+from settlement_widgets.channel.v0_5.core import get_config_message
+from settlement_widgets.channel.v0_5.node import RelayNode
 from settlement_widgets.contracts import load_artifact
-from settlement_widgets.erc7824 import get_config_message
 from settlement_widgets.errors import UnknownOptionError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import get_network
@@ -23,7 +24,6 @@ from settlement_widgets.sandbox.chain import RpcChain
 from settlement_widgets.sandbox.faucet import Faucet, FaucetConfig
 from settlement_widgets.sandbox.http import SandboxHttpServer
 from settlement_widgets.sandbox.local import sandbox_key, write_profile
-from settlement_widgets.sandbox.relay import RelayNode
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

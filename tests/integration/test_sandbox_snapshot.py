@@ -22,17 +22,12 @@ import pytest_asyncio
 from channel_helpers import ASSET, U, fresh_wallet, provider, token_balance
 
 from settlement_widgets.channel import request_faucet_tokens
-from settlement_widgets.channel.custody import CustodyClient
+from settlement_widgets.channel.v0_5.chain.custody import CustodyClient
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.sandbox import LocalSandbox
 from settlement_widgets.sandbox.chain import InProcessChain
 from settlement_widgets.sandbox.local import sandbox_key
-from settlement_widgets.sandbox.snapshot import (
-    ENV_DIR,
-    build_snapshot,
-    find_snapshot,
-    key_for,
-)
+from settlement_widgets.sandbox.snapshot import ENV_DIR, build_snapshot, find_snapshot, key_for
 from settlement_widgets.v4 import Intent, V4Provider, intent_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -21,9 +21,9 @@ import pytest
 import pytest_asyncio
 
 from settlement_widgets.chain_clock import chain_time, wait_for_chain_time
-from settlement_widgets.channel_v1 import ChannelProviderV1
-from settlement_widgets.channel_v1.detect import detect_node_protocol
-from settlement_widgets.channel_v1.hub import ChannelHubClient
+from settlement_widgets.channel.detect import detect_node_protocol
+from settlement_widgets.channel.v1 import ChannelProviderV1
+from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import SEPOLIA_V1, get_network

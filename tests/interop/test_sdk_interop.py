@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from settlement_widgets.addresses import to_checksum
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     Allocation,
     AuthPolicy,
     Channel,
@@ -56,7 +56,7 @@ from settlement_widgets.erc7824 import (
     state_hash,
     transfer_message,
 )
-from settlement_widgets.erc7824.wire_json import dumps
+from settlement_widgets.channel.v0_5.core.wire_json import dumps
 from settlement_widgets.keys import SECP256K1_N, PrivateKey
 from settlement_widgets.networks import SEPOLIA
 

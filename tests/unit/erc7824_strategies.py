@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from settlement_widgets.addresses import to_checksum
-from settlement_widgets.erc7824 import Allocation, Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.core import Allocation, Channel, State, StateIntent
 from settlement_widgets.keys import SECP256K1_N, PrivateKey
 from settlement_widgets.networks import SEPOLIA
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from settlement_widgets.channel import lifecycle as L
-from settlement_widgets.erc7824.ids import channel_id
-from settlement_widgets.erc7824.resize import resize_data
-from settlement_widgets.erc7824.signing import sign_state
-from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.core import lifecycle as L
+from settlement_widgets.channel.v0_5.core.ids import channel_id
+from settlement_widgets.channel.v0_5.core.resize import resize_data
+from settlement_widgets.channel.v0_5.core.signing import sign_state
+from settlement_widgets.channel.v0_5.core.types import Allocation, Channel, State, StateIntent
 from settlement_widgets.errors import (
     ChainUnavailableError,
     InvalidAmountError,

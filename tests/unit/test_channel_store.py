@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from settlement_widgets.channel import ChannelStore
-from settlement_widgets.channel import lifecycle as L
-from settlement_widgets.channel.store import SessionRecord, default_store_path
-from settlement_widgets.erc7824.ids import channel_id, state_hash
-from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
+from settlement_widgets.channel.v0_5.client.store import SessionRecord, default_store_path
+from settlement_widgets.channel.v0_5.core import lifecycle as L
+from settlement_widgets.channel.v0_5.core.ids import channel_id, state_hash
+from settlement_widgets.channel.v0_5.core.types import Allocation, Channel, State, StateIntent
 from settlement_widgets.errors import ConfigurationError, InvalidStateError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import SEPOLIA

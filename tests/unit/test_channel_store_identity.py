@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from settlement_widgets.channel import ChannelStore
-from settlement_widgets.channel import lifecycle as L
-from settlement_widgets.channel.store import default_store_path
+from settlement_widgets.channel.v0_5.client.store import default_store_path
+from settlement_widgets.channel.v0_5.core import lifecycle as L
 from settlement_widgets.errors import ConfigurationError, SettlementError, StorageError
 from settlement_widgets.networks import Network, local
 
@@ -158,7 +158,7 @@ def test_what_the_relay_must_show_before_an_operation_returns(
 
 
 def _record(status: str, version: int) -> L.ChannelRecord:
-    from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
+    from settlement_widgets.channel.v0_5.core.types import Allocation, Channel, State, StateIntent
 
     broker = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
     channel = Channel((WALLET, broker), WALLET, 3600, 1)

@@ -7,16 +7,16 @@ import pytest
 from eth_abi import encode
 from eth_utils import keccak
 
-from settlement_widgets.channel.custody import CustodyClient, CustodyTx
-from settlement_widgets.channel.custody_events import (
+from settlement_widgets.channel.v0_5.chain.custody import CustodyClient, CustodyTx
+from settlement_widgets.channel.v0_5.chain.custody_events import (
     EVENT_NAMES,
     Created,
     Deposited,
     EventDecoder,
     Resized,
 )
+from settlement_widgets.channel.v0_5.core.types import Allocation, Channel, State, StateIntent
 from settlement_widgets.contracts import load_artifact
-from settlement_widgets.erc7824.types import Allocation, Channel, State, StateIntent
 from settlement_widgets.errors import (
     InvalidAddressError,
     InvalidAmountError,

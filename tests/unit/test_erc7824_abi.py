@@ -17,8 +17,14 @@ from eth_hash.auto import keccak as eth_hash_keccak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.erc7824 import Channel, State, channel_id, packed_state, state_hash
-from settlement_widgets.erc7824.abi import (
+from settlement_widgets.channel.v0_5.core import (
+    Channel,
+    State,
+    channel_id,
+    packed_state,
+    state_hash,
+)
+from settlement_widgets.channel.v0_5.core.abi import (
     ALLOCATION_TUPLE,
     CHANNEL_ID_TYPES,
     PACKED_STATE_TYPES,
@@ -28,7 +34,7 @@ from settlement_widgets.erc7824.abi import (
     encode_int256_array,
     encode_packed_state,
 )
-from settlement_widgets.erc7824.keccak import BACKEND, keccak256
+from settlement_widgets.channel.v0_5.core.keccak import BACKEND, keccak256
 from settlement_widgets.errors import InvalidStateError
 
 int256s = st.integers(min_value=-(2**255), max_value=2**255 - 1)

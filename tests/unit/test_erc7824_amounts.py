@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     decode_resize_data,
     is_decimal_amount,
     parse_decimal_amount,

@@ -9,7 +9,7 @@ from eth_account.messages import encode_typed_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     Allowance,
     AuthPolicy,
     auth_digest,

@@ -12,7 +12,7 @@ from eth_hash.auto import keccak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     Request,
     Response,
     check_timestamp,
@@ -26,7 +26,7 @@ from settlement_widgets.erc7824 import (
     sign_request,
     transfer_message,
 )
-from settlement_widgets.erc7824.wire_json import dumps, loads_members
+from settlement_widgets.channel.v0_5.core.wire_json import dumps, loads_members
 from settlement_widgets.errors import (
     ExpiredError,
     InvalidAmountError,

@@ -22,7 +22,7 @@ from eth_hash.auto import keccak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     STATE_TYPEHASH,
     Allocation,
     Channel,
@@ -45,7 +45,10 @@ from settlement_widgets.erc7824 import (
     verify_challenge_signature,
     verify_state_signature,
 )
-from settlement_widgets.erc7824.eip712 import CHALLENGE_STATE_TYPEHASH, as_domain_separator
+from settlement_widgets.channel.v0_5.core.eip712 import (
+    CHALLENGE_STATE_TYPEHASH,
+    as_domain_separator,
+)
 from settlement_widgets.errors import (
     InvalidAddressError,
     InvalidSignatureError,

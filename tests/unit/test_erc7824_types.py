@@ -6,7 +6,7 @@ import pytest
 from erc7824_strategies import ADJUDICATOR, TOKEN, channels, states
 from hypothesis import given, settings
 
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     Allocation,
     Channel,
     ChannelStatus,

@@ -18,7 +18,7 @@ from erc7824_strategies import (
     load_vectors,
 )
 
-from settlement_widgets.erc7824 import (
+from settlement_widgets.channel.v0_5.core import (
     CHALLENGE_STATE_TYPEHASH,
     STATE_TYPEHASH,
     Allocation,

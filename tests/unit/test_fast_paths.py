@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.erc7824 import rpc
-from settlement_widgets.erc7824.amounts import parse_decimal_amount
-from settlement_widgets.erc7824.messages import transfer_message
-from settlement_widgets.erc7824.wire_json import dumps
+from settlement_widgets.channel.v0_5.core import rpc
+from settlement_widgets.channel.v0_5.core.amounts import parse_decimal_amount
+from settlement_widgets.channel.v0_5.core.messages import transfer_message
+from settlement_widgets.channel.v0_5.core.wire_json import dumps
+from settlement_widgets.channel.v0_5.node.ledger import SessionKeyRecord
+from settlement_widgets.channel.v0_5.node.service import _rfc3339, _units
+from settlement_widgets.channel.v0_5.node.wire import _compact_signature, recover_signer
 from settlement_widgets.errors import InvalidFrameError, InvalidSignatureError, SettlementError
 from settlement_widgets.keys import SECP256K1_N, PrivateKey, split_signature
-from settlement_widgets.sandbox.relay.ledger import SessionKeyRecord
-from settlement_widgets.sandbox.relay.service import _rfc3339, _units
-from settlement_widgets.sandbox.relay.wire import _compact_signature, recover_signer
 
 KEY = PrivateKey("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
 STDLIB = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)

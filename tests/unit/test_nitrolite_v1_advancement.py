@@ -15,22 +15,22 @@ from typing import Any
 
 import pytest
 
-from settlement_widgets.errors import InvalidStateError
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.client_calls import (
+from settlement_widgets.channel.v1.core.client_calls import (
     ChannelDefaultSigner,
     KeyMessageSigner,
     V1ClientCore,
     run_without_suspending,
 )
-from settlement_widgets.nitrolite_v1.lifecycle import (
+from settlement_widgets.channel.v1.core.lifecycle import (
     apply_transition,
     check_advancement,
     next_state,
     validate_advancement,
     validate_ledger,
 )
-from settlement_widgets.nitrolite_v1.wire import Frame, decode_frame
+from settlement_widgets.channel.v1.core.wire import Frame, decode_frame
+from settlement_widgets.errors import InvalidStateError
+from settlement_widgets.keys import PrivateKey
 
 DATA = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 VECTORS: dict[str, Any] = json.loads(DATA.read_text())

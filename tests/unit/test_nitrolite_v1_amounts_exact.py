@@ -18,8 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.errors import InvalidAmountError
-from settlement_widgets.nitrolite_v1.decimals import (
+from settlement_widgets.channel.v1.core.decimals import (
     exact_add,
     exact_sub,
     from_units,
@@ -27,14 +26,19 @@ from settlement_widgets.nitrolite_v1.decimals import (
     sdk_decimal_string,
     to_units,
 )
-from settlement_widgets.nitrolite_v1.lifecycle import (
+from settlement_widgets.channel.v1.core.lifecycle import (
     apply_channel_creation,
     apply_transition,
     check_advancement,
     next_state,
 )
-from settlement_widgets.nitrolite_v1.state import decimals_from_map, pack_state, state_signing_data
-from settlement_widgets.nitrolite_v1.wire import Frame, MessageType, decode_frame, encode_frame
+from settlement_widgets.channel.v1.core.state import (
+    decimals_from_map,
+    pack_state,
+    state_signing_data,
+)
+from settlement_widgets.channel.v1.core.wire import Frame, MessageType, decode_frame, encode_frame
+from settlement_widgets.errors import InvalidAmountError
 
 UINT256_MAX = 2**256 - 1
 INT256_MAX = 2**255 - 1

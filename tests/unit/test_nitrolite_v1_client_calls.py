@@ -1,4 +1,4 @@
-"""The v1 client core (:mod:`settlement_widgets.nitrolite_v1.client_calls`) on bad input.
+"""The v1 client core (:mod:`settlement_widgets.channel.v1.core.client_calls`) on bad input.
 
 The 24 ``rpc_client_frames`` vectors (test_nitrolite_v1_vectors.py) show the happy paths
 byte for byte; here: node error frames, replies that answer another request, malformed
@@ -15,14 +15,7 @@ from typing import Any
 
 import pytest
 
-from settlement_widgets.errors import (
-    InvalidFrameError,
-    InvalidSignatureError,
-    InvalidStateError,
-    RelayError,
-)
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.client_calls import (
+from settlement_widgets.channel.v1.core.client_calls import (
     ChannelDefaultSigner,
     ChannelSessionKeySigner,
     KeyMessageSigner,
@@ -33,7 +26,14 @@ from settlement_widgets.nitrolite_v1.client_calls import (
     sign_app_session_key_ownership,
     sign_channel_session_key_ownership,
 )
-from settlement_widgets.nitrolite_v1.wire import Frame, MessageType, decode_frame
+from settlement_widgets.channel.v1.core.wire import Frame, MessageType, decode_frame
+from settlement_widgets.errors import (
+    InvalidFrameError,
+    InvalidSignatureError,
+    InvalidStateError,
+    RelayError,
+)
+from settlement_widgets.keys import PrivateKey
 
 DATA = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 VECTORS: dict[str, Any] = json.loads(DATA.read_text())

@@ -18,16 +18,16 @@ from typing import Any, Literal
 
 import pytest
 
-from settlement_widgets.errors import InvalidFrameError, InvalidStateError
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1 import vectors as vector_cli
-from settlement_widgets.nitrolite_v1.client_calls import (
+from settlement_widgets.channel.v1.core import vectors as vector_cli
+from settlement_widgets.channel.v1.core.client_calls import (
     ChannelDefaultSigner,
     KeyMessageSigner,
     V1ClientCore,
     run_without_suspending,
 )
-from settlement_widgets.nitrolite_v1.wire import Frame, MessageType
+from settlement_widgets.channel.v1.core.wire import Frame, MessageType
+from settlement_widgets.errors import InvalidFrameError, InvalidStateError
+from settlement_widgets.keys import PrivateKey
 
 DATA = Path(__file__).resolve().parent / "data"
 QUERIES: dict[str, Any] = json.loads((DATA / "nitrolite-v1-client-queries.json").read_text())

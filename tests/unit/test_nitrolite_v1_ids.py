@@ -18,9 +18,9 @@ import pytest
 from eth_abi import encode as abi_encode
 
 from settlement_widgets._keccak import keccak256
+from settlement_widgets.channel.v1.core import ids, transitions
+from settlement_widgets.channel.v1.core.vectors import compute_vector
 from settlement_widgets.errors import InvalidAddressError, InvalidStateError, SettlementValueError
-from settlement_widgets.nitrolite_v1 import ids, transitions
-from settlement_widgets.nitrolite_v1.vectors import compute_vector
 
 VECTORS_PATH = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 DOCUMENT: dict[str, Any] = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from settlement_widgets.nitrolite_v1.vectors import compute_document
+from settlement_widgets.channel.v1.core.vectors import compute_document
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "settlement_widgets"

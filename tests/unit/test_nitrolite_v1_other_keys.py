@@ -12,8 +12,8 @@ from typing import Any
 
 from eth_keys import keys
 
+from settlement_widgets.channel.v1.core.vectors import compute_document
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.vectors import compute_document
 
 PUBLISHED = json.loads(
     (Path(__file__).parent / "data" / "nitrolite-v1-vectors.json").read_text(encoding="utf-8")

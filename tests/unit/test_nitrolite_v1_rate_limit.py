@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from settlement_widgets.errors import ConfigurationError, SettlementValueError
-from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.rate_limit import TokenBucket
-from settlement_widgets.sandbox.nitronode.config import (
+from settlement_widgets.channel.v1.core.rate_limit import TokenBucket
+from settlement_widgets.channel.v1.node.config import (
     NitronodeConfig,
     NodeAsset,
     NodeChain,
     NodeToken,
     rate_limits_from_env,
 )
+from settlement_widgets.errors import ConfigurationError, SettlementValueError
+from settlement_widgets.keys import PrivateKey
 
 TOKEN = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from settlement_widgets.channel.v1.core.client_calls import V1ClientCore, run_without_suspending
+from settlement_widgets.channel.v1.core.responses import parse_balances, parse_node_config
+from settlement_widgets.channel.v1.core.rpc_shapes import sdk_balances, sdk_channel
+from settlement_widgets.channel.v1.core.wire import Frame, MessageType
+from settlement_widgets.channel.v1.core.wire import parse_node_config as wire_parse_node_config
 from settlement_widgets.errors import InvalidFrameError
-from settlement_widgets.nitrolite_v1.client_calls import V1ClientCore, run_without_suspending
-from settlement_widgets.nitrolite_v1.responses import parse_balances, parse_node_config
-from settlement_widgets.nitrolite_v1.rpc_shapes import sdk_balances, sdk_channel
-from settlement_widgets.nitrolite_v1.wire import Frame, MessageType
-from settlement_widgets.nitrolite_v1.wire import parse_node_config as wire_parse_node_config
 
 HUB = "0x5dba8515af063db0c243c15ece7b99f91459c7c3"
 

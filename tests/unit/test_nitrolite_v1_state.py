@@ -14,6 +14,15 @@ from typing import Any
 
 import pytest
 
+from settlement_widgets.channel.v1.core import (
+    abi,
+    app_sessions,
+    calldata,
+    lifecycle,
+    state,
+    transitions,
+)
+from settlement_widgets.channel.v1.core.vectors import compute_vector
 from settlement_widgets.errors import (
     InvalidAddressError,
     InvalidAmountError,
@@ -23,15 +32,6 @@ from settlement_widgets.errors import (
     UnknownOptionError,
 )
 from settlement_widgets.keys import PrivateKey, recover_address
-from settlement_widgets.nitrolite_v1 import (
-    abi,
-    app_sessions,
-    calldata,
-    lifecycle,
-    state,
-    transitions,
-)
-from settlement_widgets.nitrolite_v1.vectors import compute_vector
 
 VECTOR_FILE = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 

@@ -1,4 +1,4 @@
-"""``python -m settlement_widgets.nitrolite_v1.vectors compute``: the published Nitrolite v1
+"""``python -m settlement_widgets.channel.v1.core.vectors compute``: the published Nitrolite v1
 vectors (``data/nitrolite-v1-vectors.json``, as the official
 SDK 1.4.1 made them) with every ``outputs``
 removed, computed again by our code from the inputs alone, must equal the published outputs.
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from settlement_widgets.nitrolite_v1.vectors import compute_document, groups
+from settlement_widgets.channel.v1.core.vectors import compute_document, groups
 
 DATA = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 PUBLISHED: dict[str, Any] = json.loads(DATA.read_text())
@@ -57,7 +57,7 @@ def test_the_command_writes_the_file_and_names_what_it_cannot_compute(tmp_path: 
     source.write_text(json.dumps(_stripped()))
     out = tmp_path / "out.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "settlement_widgets.nitrolite_v1.vectors", "compute", str(source),
+        [sys.executable, "-m", "settlement_widgets.channel.v1.core.vectors", "compute", str(source),
          str(out)],
         capture_output=True,
         text=True,
@@ -77,7 +77,7 @@ def test_a_file_that_is_not_a_vector_file_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2, 3]")
     proc = subprocess.run(
-        [sys.executable, "-m", "settlement_widgets.nitrolite_v1.vectors", "compute", str(bad),
+        [sys.executable, "-m", "settlement_widgets.channel.v1.core.vectors", "compute", str(bad),
          str(tmp_path / "out.json")],
         capture_output=True,
         text=True,

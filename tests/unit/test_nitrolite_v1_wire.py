@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from settlement_widgets.channel.v1.core import decimals, wire
+from settlement_widgets.channel.v1.core.vectors import compute_vector
 from settlement_widgets.errors import InvalidAmountError, InvalidFrameError, RelayError
-from settlement_widgets.nitrolite_v1 import decimals, wire
-from settlement_widgets.nitrolite_v1.vectors import compute_vector
 
 #: the verbatim copy of the published vectors that travels with the tests
 VECTOR_FILE = Path(__file__).parent / "data" / "nitrolite-v1-vectors.json"

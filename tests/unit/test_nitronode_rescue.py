@@ -8,8 +8,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from settlement_widgets.nitrolite_v1.ids import receiver_transaction_id, state_id
-from settlement_widgets.sandbox.nitronode.rescue import challenge_rescue_state, rescue_amount
+from settlement_widgets.channel.v1.core.ids import receiver_transaction_id, state_id
+from settlement_widgets.channel.v1.node.rescue import challenge_rescue_state, rescue_amount
 
 CH = "0x" + "ab" * 32
 OTHER = "0x" + "cd" * 32

@@ -12,12 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from settlement_widgets.errors import InvalidNetworkError
-from settlement_widgets.notebook import (
-    ProgressBar,
-    _network_name,
-    progress_percent,
-    with_progress,
-)
+from settlement_widgets.notebook import ProgressBar, _network_name, progress_percent, with_progress
 from settlement_widgets.progress import format_seconds, progress_summary
 
 

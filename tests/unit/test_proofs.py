@@ -11,12 +11,7 @@ import pytest
 
 from settlement_widgets.errors import SettlementValueError, UnknownOptionError
 from settlement_widgets.networks import SEPOLIA
-from settlement_widgets.proofs import (
-    default_proofs_path,
-    list_proofs,
-    record_proof,
-    record_proofs,
-)
+from settlement_widgets.proofs import default_proofs_path, list_proofs, record_proof, record_proofs
 
 TX = "0x" + "AB" * 32
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from settlement_widgets.erc7824.protocol import identify_frame
-from settlement_widgets.erc7824.rpc import make_request, make_response
+from settlement_widgets.channel.frames import identify_frame
+from settlement_widgets.channel.v0_5.core.rpc import make_request, make_response
 
 KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"  # a public dev key
 TS = 1767225600000

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from settlement_widgets.channel.custody_events import EVENT_NAMES
-from settlement_widgets.sandbox.relay.service import RelayService
-from settlement_widgets.sandbox.relay.watcher import UNWATCHED_EVENTS, WATCHED_EVENTS
+from settlement_widgets.channel.v0_5.chain.custody_events import EVENT_NAMES
+from settlement_widgets.channel.v0_5.node.service import RelayService
+from settlement_widgets.channel.v0_5.node.watcher import UNWATCHED_EVENTS, WATCHED_EVENTS
 
 
 def test_every_custody_event_is_watched_or_left_out_on_purpose() -> None:

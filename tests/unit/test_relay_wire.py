@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from settlement_widgets.erc7824 import make_request, parse_frame, parse_response
+from settlement_widgets.channel.v0_5.core import make_request, parse_frame, parse_response
+from settlement_widgets.channel.v0_5.node.jwt import decode_jwt, encode_jwt
+from settlement_widgets.channel.v0_5.node.wire import FrameError, parse_incoming, signed_frame
 from settlement_widgets.errors import ExpiredError, InvalidSignatureError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.sandbox.explorer import EventView, address_page, tx_page
 from settlement_widgets.sandbox.jsonrpc import to_wire
-from settlement_widgets.sandbox.relay.jwt import decode_jwt, encode_jwt
-from settlement_widgets.sandbox.relay.wire import FrameError, parse_incoming, signed_frame
 
 KEY = PrivateKey("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
 
@@ -148,9 +148,9 @@ def test_explorer_pages_escape_every_dynamic_string() -> None:
 @settings(max_examples=50, deadline=None)
 @given(message=st.binary(min_size=1, max_size=64))
 def test_fast_signer_recovery_agrees_with_the_reference(message: bytes) -> None:
-    from settlement_widgets.erc7824.keccak import keccak256
+    from settlement_widgets.channel.v0_5.core.keccak import keccak256
+    from settlement_widgets.channel.v0_5.node.wire import recover_signer
     from settlement_widgets.keys import recover_address_bytes
-    from settlement_widgets.sandbox.relay.wire import recover_signer
 
     digest = keccak256(message)
     signature = KEY.sign_hash_hex(digest)

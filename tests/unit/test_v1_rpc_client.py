@@ -22,7 +22,13 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from settlement_widgets.channel_v1 import V1RpcClient
+from settlement_widgets.channel.v1 import V1RpcClient
+from settlement_widgets.channel.v1.core.client_calls import (
+    KeyMessageSigner,
+    sdk_error_message,
+    vector_state_signer,
+)
+from settlement_widgets.channel.v1.core.client_vectors import call_by_sdk_name
 from settlement_widgets.errors import (
     InvalidFrameError,
     RelayError,
@@ -31,12 +37,6 @@ from settlement_widgets.errors import (
     SettlementTimeoutError,
 )
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.nitrolite_v1.client_calls import (
-    KeyMessageSigner,
-    sdk_error_message,
-    vector_state_signer,
-)
-from settlement_widgets.nitrolite_v1.client_vectors import call_by_sdk_name
 
 DATA = Path(__file__).resolve().parent / "data" / "nitrolite-v1-vectors.json"
 VECTORS: dict[str, Any] = json.loads(DATA.read_text())

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from settlement_widgets.channel import ChannelStore
-from settlement_widgets.channel.write_group import WriteGroup
+from settlement_widgets.channel.v0_5.client.write_group import WriteGroup
 from settlement_widgets.errors import StorageError
 
 WALLET = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"

@@ -1,43 +1,9 @@
-"""A local Nitrolite v1 node (Yellow's Nitronode protocol) for tests and the sandbox.
-
-It serves the v1 wire (5-element frames) and the 20 RPC methods of the Nitrolite v1.4.1 node
-over a SQLite ledger whose every change is committed before it is acknowledged. Start it in
-process with :class:`NitronodeNode` or as a child process with :class:`NitronodeProcess` /
-``python -m settlement_widgets.sandbox.nitronode``. On-chain facts come from an optional
-:class:`ChainView`.
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v1.node`.
 """
 
-from __future__ import annotations
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v1.node import *  # noqa: F403
+from settlement_widgets.channel.v1.node import __all__ as __all__
 
-from .backing import BackingGuard
-from .chain_view import (
-    CHANNEL_STATUSES,
-    ChainChannel,
-    ChainView,
-    ConfirmedChainView,
-    ConfirmedHubView,
-)
-from .config import NitronodeConfig, NodeAsset, NodeChain, NodeToken, parse_asset_spec
-from .handlers import NitronodeService
-from .ledger import NitronodeLedger
-from .process import NitronodeProcess
-from .server import MAX_FRAME_BYTES, NitronodeNode
-
-__all__ = [
-    "CHANNEL_STATUSES",
-    "MAX_FRAME_BYTES",
-    "BackingGuard",
-    "ChainChannel",
-    "ChainView",
-    "ConfirmedChainView",
-    "ConfirmedHubView",
-    "NitronodeConfig",
-    "NitronodeLedger",
-    "NitronodeNode",
-    "NitronodeProcess",
-    "NitronodeService",
-    "NodeAsset",
-    "NodeChain",
-    "NodeToken",
-    "parse_asset_spec",
-]
+__getattr__ = moved(__name__, "settlement_widgets.channel.v1.node")

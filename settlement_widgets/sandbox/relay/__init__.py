@@ -1,31 +1,9 @@
-"""Our ClearNode v0.5 wire-compatible relay node (the local sandbox's ``node_url``).
-
-``RelayNode(RelayConfig(...))`` serves the v0.5 ClearNode's WebSocket RPC on
-loopback over a SQLite (WAL) ledger with group commit; with a custody client it also follows
-the chain. ``python -m settlement_widgets.sandbox.relay`` runs one on its own.
-
-Modules: ``config`` (what it serves), ``ledger`` (state + SQLite), ``committer`` (group
-commit), ``wire`` (frames), ``jwt``, ``clock`` (Unix ms), ``service`` (the protocol rules:
-dispatch, composed from ``base`` (shared helpers), ``auth`` (login, session keys),
-``transfers``, ``channels`` (channel RPCs) and ``chain_events`` (custody event effects)),
-``server`` (the WebSocket node), ``watcher`` (polls custody events).
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v0_5.node`.
 """
 
-from __future__ import annotations
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v0_5.node import *  # noqa: F403
+from settlement_widgets.channel.v0_5.node import __all__ as __all__
 
-from .config import AssetConfig, NetworkConfig, RelayConfig
-from .ledger import ChannelRecord, Ledger, SessionKeyRecord, TxRecord
-from .server import RelayNode
-from .service import RelayService
-
-__all__ = [
-    "AssetConfig",
-    "ChannelRecord",
-    "Ledger",
-    "NetworkConfig",
-    "RelayConfig",
-    "RelayNode",
-    "RelayService",
-    "SessionKeyRecord",
-    "TxRecord",
-]
+__getattr__ = moved(__name__, "settlement_widgets.channel.v0_5.node")

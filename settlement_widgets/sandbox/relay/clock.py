@@ -1,21 +1,9 @@
-"""The relay's one wall clock in Unix milliseconds (frame timestamps, ``created_at``, nonces).
-
-One function so every module stamps time the same way. The service passes its own clock
-(``RelayService(clock=...)``) so tests can move time for the protocol rules (message expiry,
-session keys); the ledger and the server read the system clock.
+"""Deprecated path, kept for one release: warns, then gives the same objects as
+:mod:`settlement_widgets.channel.v0_5.node.clock`.
 """
 
-from __future__ import annotations
+from settlement_widgets._moved import moved
+from settlement_widgets.channel.v0_5.node.clock import *  # noqa: F403
+from settlement_widgets.channel.v0_5.node.clock import __all__ as __all__
 
-import time
-from collections.abc import Callable
-
-__all__ = ["now_ms"]
-
-
-def now_ms(clock: Callable[[], float] | None = None) -> int:
-    """Unix time in whole milliseconds, from ``clock`` (seconds, like :func:`time.time`) or,
-    without one, from the system clock in integer nanoseconds (no float rounding)."""
-    if clock is None:
-        return time.time_ns() // 1_000_000
-    return int(clock() * 1000)
+__getattr__ = moved(__name__, "settlement_widgets.channel.v0_5.node.clock")

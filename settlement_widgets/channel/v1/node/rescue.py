@@ -24,17 +24,23 @@ first time it handles a request of the wallet for that asset after the chain (as
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Final
 
-from ...nitrolite_v1.decimals import exact_add, exact_sub, plain_decimal_string
-from ...nitrolite_v1.ids import receiver_transaction_id, state_id
-from ...nitrolite_v1.transitions import TransitionType
+from ..core.decimals import exact_add, exact_sub, plain_decimal_string
+from ..core.ids import receiver_transaction_id, state_id
+from ..core.transitions import TransitionType
 from .backing import BackingGuard
 from .ledger import NitronodeLedger
+from .params import _iso
 
-__all__ = ["challenge_rescue_state", "rescue_amount", "rescue_due"]
+__all__ = ["ChallengeRescues", "challenge_rescue_state", "rescue_amount", "rescue_due"]
+
+_log = logging.getLogger(__name__)
+_ADDRESS: Final = re.compile(r"^0x[0-9a-fA-F]{40}$")
 
 T = TransitionType
 
@@ -114,3 +120,52 @@ async def rescue_due(
     if chain.status != "closed":
         return None
     return latest, channel["channel_id"], chain.version
+
+
+class ChallengeRescues:
+    """The node's side of the rescue: every handler that reads or builds on a wallet's
+    latest state calls :meth:`_settle_closed` (or :meth:`_settle_transfer_parties`) first."""
+
+    ledger: NitronodeLedger
+    backing: BackingGuard
+    _clock_ms: Callable[[], int]
+
+    async def _settle_closed(self, wallet: str, asset: str) -> None:
+        """Issue the challenge rescue if ``wallet``'s latest ``asset`` state still names a
+        channel the chain shows closed without a finalize."""
+        due = await rescue_due(self.ledger, self.backing, wallet, asset)
+        if due is None:
+            return
+        latest, channel_id, closure_version = due
+        chain = self.ledger.state_chain(wallet, asset)
+        rescue = challenge_rescue_state(
+            latest, channel_id, rescue_amount(chain, channel_id, closure_version)
+        )
+        channel = dict(self.ledger.channels[channel_id])
+        channel["status"] = "closed"
+        self.ledger.put_channel(channel)
+        self.ledger.put_state(rescue)
+        now = self._clock_ms()
+        self.ledger.add_transaction(
+            {
+                "id": rescue["transition"]["tx_id"],
+                "asset": asset,
+                "tx_type": int(T.CHALLENGE_RESCUE),
+                "from_account": channel_id,
+                "to_account": rescue["user_wallet"],
+                "receiver_new_state_id": rescue["id"],
+                "amount": rescue["transition"]["amount"],
+                "created_at": _iso(now),
+                "created_at_ms": now,
+            }
+        )
+        _log.info("challenge rescue for %s after channel %s closed on chain", wallet, channel_id)
+
+    async def _settle_transfer_parties(self, state: Mapping[str, Any]) -> None:
+        """:meth:`_settle_closed` for the state's wallet and, for a transfer, its receiver
+        (whose receive state is built on top of their latest)."""
+        await self._settle_closed(state["user_wallet"], state["asset"])
+        if state["transition"]["type"] == T.TRANSFER_SEND:
+            receiver = str(state["transition"]["account_id"])
+            if _ADDRESS.fullmatch(receiver):
+                await self._settle_closed(receiver, state["asset"])

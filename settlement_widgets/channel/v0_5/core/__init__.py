@@ -1,0 +1,177 @@
+"""ERC-7824 / Nitrolite v0.5 protocol core: pure, I/O-free.
+
+Types, ABI packing, channel ids, state hashes, signatures (raw, EIP-191, EIP-712), challenge
+hashes, resize data, amounts, RPC frames and the auth typed data, bit-exact with the official
+SDK (``@erc7824/nitrolite`` 0.5.3). Source: ``erc7824/nitrolite`` branch ``stable-v0``.
+
+Modules: ``types`` (frozen dataclasses), ``abi`` (fast encoders), ``keccak``, ``ids`` (ids,
+packed states, hashes), ``eip712`` (domains, state digests), ``signing`` (sign/recover/verify),
+``resize``, ``amounts``, ``wire_json`` (JS-exact JSON, raw slices), ``rpc`` (frames),
+``messages`` (per-method request builders), ``auth`` (EIP-712 Policy); and the client's
+pure rules: ``records`` (what it knows of a channel), ``replies`` (checks of the relay's
+proposed states), ``plans`` (operations as write-ahead step plans) and ``lifecycle`` (the
+transitions over them).
+"""
+
+from __future__ import annotations
+
+from .amounts import is_decimal_amount, parse_decimal_amount, to_decimal_string
+from .auth import (
+    Allowance,
+    AuthPolicy,
+    auth_digest,
+    auth_typed_data,
+    recover_auth_signer,
+    sign_auth,
+)
+from .eip712 import (
+    CHALLENGE_STATE_TYPEHASH,
+    STATE_TYPEHASH,
+    EIP712Domain,
+    custody_domain,
+    state_eip712_digest,
+    state_typed_data,
+)
+from .ids import (
+    as_channel_id_bytes,
+    challenge_hash,
+    channel_id,
+    channel_id_bytes,
+    eip191_digest,
+    packed_challenge,
+    packed_state,
+    state_hash,
+    state_hash_bytes,
+)
+from .keccak import keccak256
+from .messages import (
+    auth_request_message,
+    auth_verify_jwt_message,
+    auth_verify_message,
+    close_channel_message,
+    create_channel_message,
+    get_assets_message,
+    get_channels_message,
+    get_config_message,
+    get_ledger_balances_message,
+    get_session_keys_message,
+    get_user_tag_message,
+    ping_message,
+    resize_channel_message,
+    revoke_session_key_message,
+    transfer_message,
+)
+from .resize import decode_resize_data, resize_data
+from .rpc import (
+    Request,
+    Response,
+    check_timestamp,
+    error_response,
+    make_request,
+    make_response,
+    new_request_id,
+    notification,
+    now_ms,
+    parse_frame,
+    parse_request,
+    parse_response,
+    sign_payload,
+    sign_request,
+)
+from .signing import (
+    as_private_key,
+    challenge_digest,
+    recover_challenge_signer,
+    recover_state_signer,
+    sign_challenge,
+    sign_state,
+    state_digest,
+    verify_challenge_signature,
+    verify_state_signature,
+)
+from .types import (
+    UINT64_MAX,
+    UINT256_MAX,
+    Allocation,
+    Channel,
+    ChannelStatus,
+    State,
+    StateIntent,
+    hex_to_bytes,
+)
+
+__all__ = [
+    "CHALLENGE_STATE_TYPEHASH",
+    "STATE_TYPEHASH",
+    "UINT64_MAX",
+    "UINT256_MAX",
+    "Allocation",
+    "Allowance",
+    "AuthPolicy",
+    "Channel",
+    "ChannelStatus",
+    "EIP712Domain",
+    "Request",
+    "Response",
+    "State",
+    "StateIntent",
+    "as_channel_id_bytes",
+    "as_private_key",
+    "auth_digest",
+    "auth_request_message",
+    "auth_typed_data",
+    "auth_verify_jwt_message",
+    "auth_verify_message",
+    "challenge_digest",
+    "challenge_hash",
+    "channel_id",
+    "channel_id_bytes",
+    "check_timestamp",
+    "close_channel_message",
+    "create_channel_message",
+    "custody_domain",
+    "decode_resize_data",
+    "eip191_digest",
+    "error_response",
+    "get_assets_message",
+    "get_channels_message",
+    "get_config_message",
+    "get_ledger_balances_message",
+    "get_session_keys_message",
+    "get_user_tag_message",
+    "hex_to_bytes",
+    "is_decimal_amount",
+    "keccak256",
+    "make_request",
+    "make_response",
+    "new_request_id",
+    "notification",
+    "now_ms",
+    "packed_challenge",
+    "packed_state",
+    "parse_decimal_amount",
+    "parse_frame",
+    "parse_request",
+    "parse_response",
+    "ping_message",
+    "recover_auth_signer",
+    "recover_challenge_signer",
+    "recover_state_signer",
+    "resize_channel_message",
+    "resize_data",
+    "revoke_session_key_message",
+    "sign_auth",
+    "sign_challenge",
+    "sign_payload",
+    "sign_request",
+    "sign_state",
+    "state_digest",
+    "state_eip712_digest",
+    "state_hash",
+    "state_hash_bytes",
+    "state_typed_data",
+    "to_decimal_string",
+    "transfer_message",
+    "verify_challenge_signature",
+    "verify_state_signature",
+]

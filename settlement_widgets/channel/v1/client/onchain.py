@@ -1,0 +1,320 @@
+"""The v1 provider's channel operations: open, deposit, withdraw, close, challenge,
+checkpoint, each a node-signed state run on the ``ChannelHub`` and counted by the node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ....addresses import validate_address
+from ....errors import (
+    ChannelNotFoundError,
+    ChannelStateError,
+    InsufficientBalanceError,
+    InvalidAmountError,
+    SettlementValueError,
+    TransactionFailedError,
+)
+from ...models import Channel, Tx
+from ..chain.hub import HubTx, contract_definition
+from ..core.calldata import contract_state_from_wire
+from ..core.state import pack_challenge_state
+from .base import (
+    _FINALIZE,
+    ProviderV1Base,
+)
+from .nonces import free_channel_nonce
+
+__all__ = ["OnChainOps"]
+
+
+class OnChainOps(ProviderV1Base):
+    """The channel's on-chain steps (see the module docstring)."""
+
+    # --- channels -----------------------------------------------------------------------
+
+    async def create_channel(self, counterparty: str, asset: str, initial_amount: int) -> Channel:
+        """Open a home channel with the node (``counterparty``) for ``asset`` (the token
+        address or the asset symbol), funded with ``initial_amount`` from the wallet (0: an
+        empty channel, opened with an acknowledgement). Returns when ``createChannel`` is
+        mined and the store shows the channel open."""
+        await self.connect()
+        counterparty = validate_address(counterparty, field="counterparty")
+        if counterparty != self.node_address:
+            raise ChannelStateError(
+                f"a v1 home channel is always opened with the node {self.node_address}, "
+                f"not {counterparty}"
+            )
+        self._check_asset(asset)
+        amount = self._display(initial_amount, "initial_amount")
+        async with self._op_lock:
+            if initial_amount:
+                await self._ensure_allowance(initial_amount)
+            else:
+                await self._check_empty_open()
+            nonce = await self._channel_nonce()
+            async with self._node_may_refuse():
+                state = await self._client.open_home_channel(
+                    self.network.chain_id, self._asset, amount, nonce=nonce
+                )
+            channel_id = str(state["home_channel_id"])
+            with self.store.transaction():
+                self.store.put_state(state)
+                self.store.put_onchain(channel_id, "create", state)
+            await self._run_onchain(channel_id, "create", state)
+        channel = self.get_channel(channel_id)
+        self._emit("channel_created", channel)
+        return channel
+
+    async def _check_empty_open(self) -> None:
+        """An empty channel (initial amount 0) opens with an acknowledgement, which v1 allows
+        only over a state the wallet has not signed: a transfer or release received off
+        chain, which the new channel then carries. After a closed channel with nothing
+        received since, the wallet's latest state is its signed finalize and no v1 state can
+        open an empty channel on top of it (the node and the SDK both refuse an
+        acknowledgement of a signed state), so say what works before signing anything."""
+        latest = await self._client.get_latest_state(self.address, self._asset, False)
+        if latest is None or not latest.get("user_sig"):
+            return
+        if latest.get("home_channel_id") and int(latest["transition"]["type"]) != _FINALIZE:
+            return  # a channel is open: the client says so
+        raise InvalidAmountError(
+            f"cannot open an empty {self._asset} channel: on Nitrolite v1 a channel opened "
+            "with 0 carries funds received off chain, and none were received since the last "
+            "channel closed; open it with a deposit (initial_amount > 0) or receive a "
+            "transfer first (the faucet pays by one)"
+        )
+
+    async def _channel_nonce(self) -> int:
+        """The new channel's nonce (:func:`~.nonces.free_channel_nonce`): the SDK's rule,
+        or on a deterministic sandbox one derived from the hub's history; never one whose
+        channel id the chain, the node or this store knows."""
+        return await free_channel_nonce(
+            self.hub,
+            self._client,
+            node=self.node_address,
+            user=self.address,
+            asset=self._asset,
+            deterministic=bool(self.network.extra.get("deterministic")),
+            taken={str(c["channel_id"]).lower() for c in self.store.channels()},
+        )
+
+    def _check_asset(self, asset: str) -> None:
+        if not isinstance(asset, str):
+            raise SettlementValueError(f"asset must be a string, got {type(asset).__name__}")
+        if asset.lower() == self._asset.lower():
+            return
+        if validate_address(asset, field="asset") != self.token:
+            raise SettlementValueError(
+                f"this provider settles {self._asset} (token {self.token}), not {asset}"
+            )
+
+    async def _ensure_allowance(self, units: int) -> None:
+        token = self.token
+        if int(token, 16) == 0:
+            return  # the native token is sent as the value
+        balance = await self.hub.token_balance(token)
+        if balance < units:
+            raise InsufficientBalanceError(
+                f"the wallet holds {balance} units of {self._asset}, {units} are needed"
+            )
+        if await self.hub.allowance(token) < units:
+            await self.hub.approve(token, units)
+
+    def _definition(self, channel_id: str) -> dict[str, Any]:
+        record = self.store.channel(channel_id)
+        if record is None:
+            raise ChannelNotFoundError(f"no channel {channel_id} in this provider's store")
+        d = record["definition"]
+        return contract_definition(
+            user=self.address,
+            node=self.node_address,
+            asset=record["asset"],
+            nonce=int(d["nonce"]),
+            challenge_duration=int(d["challenge"]),
+            approved_sig_validators=d["approved_sig_validators"],
+        )
+
+    def _contract_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        return contract_state_from_wire(state, self._client.assets.cached_token_decimals)
+
+    async def _run_onchain(self, channel_id: str, step: str, state: Mapping[str, Any]) -> HubTx:
+        """Send the on-chain ``step`` for the co-signed ``state`` and record it done (the
+        ``pending`` row was written by the caller, in the transaction that stored
+        ``state``)."""
+        contract_state = self._contract_state(state)
+        try:
+            if step == "create":
+                tx = await self.hub.create_channel(self._definition(channel_id), contract_state)
+            elif step == "deposit":
+                tx = await self.hub.deposit_to_channel(channel_id, contract_state)
+            elif step == "withdraw":
+                tx = await self.hub.withdraw_from_channel(channel_id, contract_state)
+            elif step == "close":
+                tx = await self.hub.close_channel(channel_id, contract_state)
+            elif step == "checkpoint":
+                tx = await self.hub.checkpoint_channel(channel_id, contract_state)
+            elif step == "challenge":
+                sig = await self.wallet.sign_message(
+                    pack_challenge_state(state, self._client.assets.cached_token_decimals)
+                )
+                challenger_sig = "0x00" + sig.removeprefix("0x")
+                tx = await self.hub.challenge_channel(channel_id, contract_state, challenger_sig, 0)
+            else:  # pragma: no cover - the steps are ours
+                raise SettlementValueError(f"unknown on-chain step {step!r}")
+        except TransactionFailedError:
+            # the chain refused the step (a revert, seen by the estimate or in the receipt,
+            # e.g. closeChannel before a challenge expires): no longer pending, so recover()
+            # does not send it again on every connect
+            self.store.put_onchain(channel_id, step, state, status="failed")
+            raise
+        status = {
+            "create": "active",
+            "deposit": "active",
+            "withdraw": "active",
+            "checkpoint": "active",
+            "close": "final",
+            "challenge": "dispute",
+        }[step]
+        with self.store.transaction():
+            self.store.put_onchain(channel_id, step, state, status="done", tx_hash=tx.tx_hash)
+            self.store.put_tx(tx.tx_hash, step=step, channel_id=channel_id, status="mined")
+            self.store.set_channel_status(channel_id, status)
+        await self._until_node_confirms(tx)
+        channel = self.get_channel(channel_id)
+        event = {"final": "channel_closed", "dispute": "channel_challenged"}.get(
+            status, "channel_updated"
+        )
+        self._emit(event, channel)
+        return tx
+
+    async def _until_node_confirms(self, tx: HubTx) -> None:
+        """Wait until the chain's clock is ``confirmation_delay_secs`` past ``tx``'s block:
+        the node counts an on-chain step only then (Nitronode v1.4.1's confirmation gate)
+        and refuses the next state before ("home deposit is still ongoing"), so returning
+        earlier would hand the caller a channel the node does not take states on yet."""
+        if self._confirmation_delay <= 0 or not self._wait_for_confirmation:
+            return
+        from ....chain_clock import wait_for_chain_time
+
+        block = await self.wallet.w3.eth.get_block(tx.block_number)
+        target = int(block["timestamp"]) + self._confirmation_delay
+        await wait_for_chain_time(self.wallet.w3, target, poll_interval=1.0)
+
+    def _open_channel_id(self, channel_id: str | None) -> str:
+        open_ids = [c["channel_id"] for c in self.store.channels() if c["status"] != "final"]
+        if channel_id is None:
+            if not open_ids:
+                raise ChannelNotFoundError(f"no open {self._asset} channel: create one first")
+            return open_ids[-1]
+        key = channel_id.lower()
+        if self.store.channel(key) is None:
+            raise ChannelNotFoundError(f"no channel {channel_id} in this provider's store")
+        if key not in open_ids:
+            raise ChannelStateError(f"channel {channel_id} is closed")
+        return key
+
+    async def deposit(self, amount: int, *, channel_id: str | None = None) -> Tx:
+        """Move ``amount`` from the wallet into the home channel (``depositToChannel``)."""
+        await self.connect()
+        if not amount:
+            raise InvalidAmountError("a deposit must be positive")
+        display = self._display(amount)
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            await self._ensure_allowance(amount)
+            async with self._node_may_refuse():
+                state = await self._client.deposit(self.network.chain_id, self._asset, display)
+            return self._tx(await self._store_and_run(cid, "deposit", state), "deposit", cid)
+
+    async def resize(self, channel_id: str, amount: int) -> Tx:
+        """v0.5's name for funding a channel: a deposit (positive) or withdrawal (negative)."""
+        if isinstance(amount, int) and not isinstance(amount, bool) and amount < 0:
+            return await self.withdraw(-amount, channel_id=channel_id)
+        return await self.deposit(amount, channel_id=channel_id)
+
+    async def withdraw(self, amount: int | None = None, *, channel_id: str | None = None) -> Tx:
+        """Take ``amount`` (default: all the channel holds for the wallet) out of the home
+        channel to the wallet (``withdrawFromChannel``); the channel stays open."""
+        await self.connect()
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            latest = await self._latest_state()
+            held = self._units(latest["home_ledger"]["user_balance"]) if latest else 0
+            amount = held if amount is None else amount
+            display = self._display(amount)
+            if not amount:
+                raise InvalidAmountError("nothing to withdraw: the channel holds 0")
+            if amount > held:
+                raise InsufficientBalanceError(
+                    f"the channel holds {held} units of {self._asset}, {amount} were asked"
+                )
+            async with self._node_may_refuse():
+                state = await self._client.withdraw(self.network.chain_id, self._asset, display)
+            return self._tx(await self._store_and_run(cid, "withdraw", state), "withdraw", cid)
+
+    async def _store_and_run(self, channel_id: str, step: str, state: Mapping[str, Any]) -> HubTx:
+        with self.store.transaction():
+            self.store.put_state(state)
+            self.store.put_onchain(channel_id, step, state)
+        return await self._run_onchain(channel_id, step, state)
+
+    async def _latest_state(self) -> dict[str, Any] | None:
+        """The node's latest state of our chain (it may hold node-issued states we have not
+        seen: a received transfer, a release); stored as it comes."""
+        state = await self._client.get_latest_state(self.address, self._asset, False)
+        if state is not None:
+            self.store.put_state(state)
+        return state
+
+    async def close_channel(self, channel_id: str | None = None) -> Tx:
+        """Close cooperatively: a finalize state the node co-signs, then ``closeChannel``
+        pays the wallet everything the channel holds for it. After a challenge whose period
+        has passed, ``closeChannel`` with the challenged state instead."""
+        await self.connect()
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            data = await self.hub.get_channel_data(cid)
+            if data.status == "DISPUTED":
+                latest = self.store.latest_state(self._asset, signed=True)
+                if latest is None:  # pragma: no cover - a challenge needs a signed state
+                    raise ChannelStateError(f"channel {cid} has no co-signed state to close with")
+                return self._tx(await self._store_and_run(cid, "close", latest), "close", cid)
+            async with self._node_may_refuse():
+                state = await self._client.close_home_channel(self._asset)
+            return self._tx(await self._store_and_run(cid, "close", state), "close", cid)
+
+    async def challenge(self, channel_id: str | None = None) -> Tx:
+        """Dispute on chain with the latest state both sides signed (``challengeChannel``,
+        the wallet's challenge signature); the channel can be closed with it once the
+        challenge period has passed, unless a newer state is checkpointed."""
+        await self.connect()
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            state = self.store.latest_state(self._asset, signed=True)
+            if state is None:
+                raise ChannelStateError(f"channel {cid} has no co-signed state to challenge with")
+            return self._tx(await self._store_and_run(cid, "challenge", state), "challenge", cid)
+
+    async def checkpoint(self, channel_id: str | None = None) -> Tx:
+        """Put the latest co-signed state on chain (``checkpointChannel``): it answers a
+        challenge with an older state."""
+        await self.connect()
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            state = self.store.latest_state(self._asset, signed=True)
+            if state is None:
+                raise ChannelStateError(f"channel {cid} has no co-signed state to checkpoint")
+            return self._tx(await self._store_and_run(cid, "checkpoint", state), "checkpoint", cid)
+
+    def _tx(self, tx: HubTx, step: str, channel_id: str) -> Tx:
+        return Tx(
+            hash=tx.tx_hash,
+            explorer_url=self.network.explorer.tx_url(tx.tx_hash),
+            step=step,
+            channel_id=channel_id,
+            block_number=tx.block_number,
+            gas_used=tx.gas_used,
+            status=1,
+        )

@@ -1,0 +1,118 @@
+"""``ChannelProviderV1``: the channel operations on Nitrolite v1 (Nitronode, ChannelHub).
+
+The same public operations as the v0.5 :class:`~settlement_widgets.channel.ChannelProvider`
+(``create_channel``, ``transfer``, ``withdraw``, ``close_channel``, ``challenge``,
+``checkpoint``, ``balances``, ``channels``, ``get_channel``), driven by the v1 methods, plus
+v1's app sessions (:mod:`.app_sessions`). What changes underneath:
+
+- no login: every request that moves value carries a state the wallet signed (EIP-191 over
+  the packed state, validator byte 0x00), and the node answers with its own signature;
+- one state chain per (wallet, asset): a deposit, a transfer, a withdrawal and the close are
+  consecutive versions of it, and a home channel on the ``ChannelHub`` holds the funds;
+- the node pushes nothing: what a counterparty did is read (``get_latest_state``,
+  ``get_balances``), so :meth:`balances` and :meth:`sync` ask.
+
+Persistence follows the v0.5 provider's rule, persist before you rely on it
+(:class:`~.store.V1Store`): a state is written when the wallet has signed it and before the
+node sees it, the node's signature is added before the call returns, and the on-chain step a
+co-signed state needs is written ``pending`` before it is sent. :meth:`recover` (run by
+:meth:`connect`) finishes what a crash interrupted: it adopts the node's signature of a state
+the node accepted, resubmits one it never saw, and sends on-chain steps the chain does not
+show yet.
+
+Amounts are integers in the asset's smallest units (``10**decimals`` of the node's asset
+table); the wire's display-unit decimal strings are made and read at the edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ....errors import (
+    ChannelStateError,
+    RelayError,
+)
+from .app_sessions import AppSessionsMixin
+from .base import (
+    EVENTS,
+    default_v1_store_path,
+)
+from .transfers import TransferOps
+
+__all__ = ["EVENTS", "ChannelProviderV1", "default_v1_store_path"]
+
+
+class ChannelProviderV1(AppSessionsMixin, TransferOps):
+    """The ``channel`` method on a Nitrolite v1 network: one wallet, one asset, one store.
+
+    ``ChannelProviderV1(network, wallet)`` does no I/O; :meth:`connect` (or the first
+    operation) connects to ``network.node_url``, checks that the node serves
+    ``network.chain_id`` with ``network.contracts.channel_hub``, picks the asset
+    (``network.asset_symbol``) and recovers unfinished work. ``async with`` closes it.
+
+    An on-chain step (open with a deposit, deposit, withdraw, close) returns once the node
+    counts it: after the chain is the node's ``confirmation_delay_secs`` past the step's
+    block (36 s on Sepolia), so the next transfer is not refused as "still ongoing".
+    ``wait_for_confirmation=False`` returns as soon as the transaction is mined (the node
+    then refuses states on top of it until the delay has passed).
+
+    Composed in layers: :class:`~.base.ProviderV1Base` (construction, connection, events,
+    reads), :class:`~.onchain.OnChainOps` (the channel's on-chain steps),
+    :class:`~.transfers.TransferOps` (off-chain transfers, sync, balances),
+    :class:`~.app_sessions.AppSessionsMixin`; recovery, which needs them all, is here.
+    """
+
+    # --- recovery -----------------------------------------------------------------------
+
+    async def recover(self) -> list[str]:
+        """Finish what a crashed provider left: adopt or resubmit the last signed state,
+        then send pending on-chain steps the chain does not show yet. Returns what it did."""
+        done: list[str] = []
+        async with self._op_lock:
+            mine = self.store.latest_state(self._asset)
+            if mine is not None and not mine.get("node_sig"):
+                node = await self._client.get_latest_state(self.address, self._asset, False)
+                same = node is not None and (int(node["epoch"]), int(node["version"])) == (
+                    int(mine["epoch"]),
+                    int(mine["version"]),
+                )
+                if same and node is not None and node.get("node_sig"):
+                    self.store.put_state({**mine, "node_sig": node["node_sig"]})
+                    done.append(f"adopted the node's signature of version {mine['version']}")
+                elif not same:
+                    await self._resubmit(mine)
+                    done.append(f"resubmitted version {mine['version']}")
+            for row in self.store.onchain(status="pending"):
+                state = self.store.state_at(row["asset"], row["epoch"], row["version"])
+                if state is None or not state.get("node_sig"):
+                    continue
+                if await self._onchain_done(row):
+                    self.store.put_onchain(row["channel_id"], row["step"], state, status="done")
+                    continue
+                await self._run_onchain(row["channel_id"], row["step"], state)
+                done.append(f"sent {row['step']} for version {row['version']}")
+        return done
+
+    async def _resubmit(self, state: Mapping[str, Any]) -> None:
+        record = self.store.channel(str(state.get("home_channel_id") or ""))
+        try:
+            if record is not None and record["status"] == "opening":
+                reply = await self._client.channels_v1_request_creation(state, record["definition"])
+            else:
+                reply = await self._client.channels_v1_submit_state(state)
+        except RelayError as exc:
+            raise ChannelStateError(
+                f"the node refused our signed version {state['version']} on recovery: {exc}"
+            ) from exc
+        self.store.put_state({**state, "node_sig": reply["signature"]})
+
+    async def _onchain_done(self, row: Mapping[str, Any]) -> bool:
+        data = await self.hub.get_channel_data(row["channel_id"])
+        if row["step"] == "create":
+            return data.status != "VOID"
+        if row["step"] == "close":
+            return data.status == "CLOSED"
+        if row["step"] == "challenge":
+            return data.status in ("DISPUTED", "CLOSED")
+        return int(data.last_state.get("version", 0)) >= int(row["version"])

@@ -1,0 +1,139 @@
+"""The v1 provider's off-chain side: transfers, their history, ``sync`` and balances."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ....addresses import validate_address
+from ....errors import (
+    InvalidAmountError,
+)
+from ...models import Transfer
+from .base import (
+    _SEND,
+)
+from .onchain import OnChainOps
+from .store import StoredTransfer
+
+__all__ = ["TransferOps"]
+
+
+class TransferOps(OnChainOps):
+    """Off-chain transfers and the node's view of this wallet."""
+
+    # --- transfers ----------------------------------------------------------------------
+
+    async def transfer(self, channel_id: str | None, amount: int, recipient: str) -> Transfer:
+        """Send ``amount`` off-chain to ``recipient``: one state the wallet signs and the
+        node co-signs; instant, no gas. The recipient needs no channel to receive."""
+        await self.connect()
+        recipient = validate_address(recipient, field="recipient", allow_zero=False)
+        if not amount:
+            raise InvalidAmountError("a transfer must be positive")
+        display = self._display(amount)
+        async with self._op_lock:
+            self._open_channel_id(channel_id)
+            async with self._node_may_refuse():
+                state = await self._client.transfer(recipient, self._asset, display)
+            with self.store.transaction():  # the node's signature and the history: one COMMIT
+                self.store.put_state(state)
+                transfer = self._record_transfer(state, "out", recipient)
+        self._emit("transfer", transfer)
+        return transfer
+
+    def _record_transfer(self, state: Mapping[str, Any], direction: str, other: str) -> Transfer:
+        transition = state["transition"]
+        self.store.put_transfer(
+            str(transition["tx_id"]),
+            direction=direction,
+            asset=self._asset,
+            amount=str(transition["amount"]),
+            counterparty=other,
+        )
+        return self._transfer_row(str(transition["tx_id"]), direction, state.get("home_channel_id"))
+
+    def _transfer_row(self, tx_id: str, direction: str, channel_id: Any = None) -> Transfer:
+        row = self.store.transfer(tx_id, direction)
+        assert row is not None  # just written
+        return self._public_transfer(row, channel_id)
+
+    def _public_transfer(self, row: StoredTransfer, channel_id: Any = None) -> Transfer:
+        sender, recipient = (
+            (self.address, row.counterparty)
+            if row.direction == "out"
+            else (row.counterparty, self.address)
+        )
+        from datetime import UTC, datetime
+
+        return Transfer(
+            id=row.row,
+            channel_id=str(channel_id) if channel_id else None,
+            amount=self._units(row.amount),
+            asset=row.asset,
+            sender=sender,
+            recipient=recipient,
+            created_at=datetime.fromtimestamp(row.created_at, UTC).isoformat(),
+            direction=row.direction,
+        )
+
+    def transfers(self) -> list[Transfer]:
+        """Every transfer sent and received (as far as :meth:`sync` has seen), oldest first."""
+        return [self._public_transfer(r) for r in self.store.transfers()]
+
+    async def sync(self) -> dict[str, Any] | None:
+        """Read what the node holds for us (v1 nodes push nothing): transfers received since
+        the last sync are recorded once each (the node's history, keyed by its transaction
+        id), and a node-issued latest state (a receive, a release) is acknowledged
+        (co-signed) when we hold a channel, so the channel's latest co-signed state includes
+        it. Returns the latest state."""
+        await self.connect()
+        async with self._op_lock:
+            for tx in await self._received_history():
+                if validate_address(tx["to_account"], field="to_account") != self.address:
+                    continue
+                sender = str(tx["from_account"])
+                if self.store.put_transfer(
+                    str(tx["id"]),
+                    direction="in",
+                    asset=self._asset,
+                    amount=str(tx["amount"]),
+                    counterparty=sender,
+                ):
+                    self._emit("transfer", self._transfer_row(str(tx["id"]), "in"))
+            state = await self._latest_state()
+            if state is None or state.get("user_sig"):
+                return state
+            if state.get("home_channel_id") and self._has_open_channel():
+                async with self._node_may_refuse():
+                    state = await self._client.acknowledge(self._asset)
+                self.store.put_state(state)
+            return state
+
+    async def _received_history(self) -> list[dict[str, Any]]:
+        """Every transfer the node records for this wallet, oldest first, page by page."""
+        out: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            page = await self._client.get_transactions(
+                self.address,
+                asset=self._asset,
+                tx_type=_SEND,
+                pagination={"offset": offset, "limit": 100, "sort": "asc"},
+            )
+            items = list(page.get("transactions", ()))
+            out.extend(items)
+            offset += len(items)
+            if not items or offset >= int(page.get("metadata", {}).get("total_count", 0)):
+                return out
+
+    def _has_open_channel(self) -> bool:
+        return any(c["status"] != "final" for c in self.store.channels())
+
+    async def balances(self) -> dict[str, int]:
+        """``{asset: units}``: what the node's ledger says the wallet holds off-chain."""
+        await self.connect()
+        entries = await self._client.get_balances(self.address)
+        out = {str(e["asset"]): self._units(e["amount"]) for e in entries}
+        self._emit("balance", out)
+        return out

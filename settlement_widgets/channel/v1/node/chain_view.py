@@ -1,0 +1,210 @@
+"""What the node knows of the chain: a small read-only view the operator plugs in.
+
+The local node does not index the ChannelHub's events itself; it asks a view when a rule
+depends on the chain, as Nitronode v1.4.1 (``nitronode/``) does from the events it
+indexes. Two questions are asked:
+
+- :class:`ChainView` (the head of the chain): ``get_home_channel`` / ``get_channels``
+  report the on-chain status and ``user.v1.get_balances`` reports as ``enforced`` what the
+  last on-chain state backs.
+- :class:`ConfirmedChainView` (the chain ``confirmation_delay_secs`` ago): what the node
+  may *rely on* before it co-signs (:mod:`.backing`). Nitronode v1.4.1 feeds every
+  ChannelHub event through a confirmation gate that releases it once its block's timestamp
+  is ``confirmation_delay_secs`` old, and only then marks a channel open or moves its
+  on-chain version; :meth:`ConfirmedHubView.confirmed_channel` gives the same answer by
+  reading ``getChannelData`` at the newest block that old. "Now" is the chain's clock (the
+  latest block's timestamp), not this machine's: on a live chain they agree, and on the
+  sandbox a test moves time by mining (``time_travel``) instead of sleeping.
+
+:class:`ConfirmedHubView` answers both over a
+:class:`~settlement_widgets.channel.v1.chain.hub.ChannelHubClient`. Without a view (unit tests),
+the node assumes every co-signed on-chain operation was carried out (see
+:class:`~.handlers.NitronodeService`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+
+from ....errors import ConfigurationError
+from ..core.ids import as_bytes32
+
+if TYPE_CHECKING:
+    from ..chain.hub import ChannelHubClient
+
+__all__ = [
+    "CHANNEL_STATUSES",
+    "ChainChannel",
+    "ChainView",
+    "ConfirmedChainView",
+    "ConfirmedHubView",
+    "as_confirmed_view",
+]
+
+#: ``channel_status`` results, as the wire's ``channel.status`` (SDK ``ChannelStatus``)
+CHANNEL_STATUSES: Final = ("void", "open", "challenged", "closed")
+
+#: the hub's ``ChannelStatus`` (Nitrolite v1.4.1 ``interfaces/Types.sol``: VOID, OPERATING,
+#: DISPUTED, CLOSED, MIGRATING_IN, MIGRATED_OUT) as the node's wire status. A channel
+#: migrating in operates here; one migrated out is gone from this chain, like a closed one.
+_STATUS_BY_CODE: Final = {
+    0: "void",
+    1: "open",
+    2: "challenged",
+    3: "closed",
+    4: "open",
+    5: "closed",
+}
+#: the one hub status in which the node may sign a channel's next state
+OPERATING: Final = 1
+
+
+@dataclass(frozen=True)
+class ChainChannel:
+    """A home channel as the chain shows it: its hub status (``status_code``, and the wire
+    name), the version and user allocation (token units) of its last on-chain state."""
+
+    status_code: int
+    version: int
+    user_allocation: int
+
+    @property
+    def status(self) -> str:
+        return _STATUS_BY_CODE.get(self.status_code, "closed")
+
+    @property
+    def operating(self) -> bool:
+        """Open on chain: the only status in which a new state of the channel is signed."""
+        return self.status_code == OPERATING
+
+
+#: what an id the hub has never seen reads as
+VOID_CHANNEL: Final = ChainChannel(0, 0, 0)
+
+
+@runtime_checkable
+class ChainView(Protocol):
+    """Read-only on-chain facts about home channels, by channel id (``0x`` + 64 hex)."""
+
+    async def channel_status(self, channel_id: str) -> str:
+        """``"void"`` (unknown on chain), ``"open"``, ``"challenged"`` or ``"closed"``."""
+        ...
+
+    async def enforced_user_balance(self, channel_id: str) -> int:
+        """The user's allocation in the channel's last on-chain state, in token units
+        (0 for a channel that is not on chain)."""
+        ...
+
+
+@runtime_checkable
+class ConfirmedChainView(ChainView, Protocol):
+    """A :class:`ChainView` that can also answer as of ``delay_secs`` ago."""
+
+    async def confirmed_channel(self, channel_id: str, delay_secs: int) -> ChainChannel:
+        """The channel as the chain showed it ``delay_secs`` (chain time) before its latest
+        block; ``delay_secs`` 0 reads the latest block."""
+        ...
+
+
+def _decode(raw: Any) -> ChainChannel:
+    """``getChannelData``'s tuple (status, definition, lastState, expiry, lockedFunds),
+    positionally as the v1.4.1 ABI lays it out: lastState = (version, intent, metadata,
+    homeLedger, ...), homeLedger = (chainId, token, decimals, userAllocation, ...)."""
+    status, _definition, last_state = raw[0], raw[1], raw[2]
+    if int(status) == 0:
+        return VOID_CHANNEL
+    return ChainChannel(int(status), int(last_state[0]), int(last_state[3][3]))
+
+
+class ConfirmedHubView:
+    """:class:`ConfirmedChainView` over a ChannelHub client (reads only).
+
+    Block timestamps are cached by number: a block's timestamp never changes on the chains
+    the sandbox runs (no reorgs), so the confirmed-block search costs a few reads once.
+    """
+
+    def __init__(self, hub: ChannelHubClient) -> None:
+        self._hub = hub
+        self._timestamps: dict[int, int] = {}
+
+    @property
+    def hub(self) -> ChannelHubClient:
+        return self._hub
+
+    async def _read(self, channel_id: str, block: int | str = "latest") -> ChainChannel:
+        call = self._hub.contract.functions.getChannelData(
+            "0x" + as_bytes32(channel_id, "channel_id").hex()
+        )
+        try:
+            raw = await call.call(block_identifier=block)
+        except Exception:
+            if block == "latest":
+                raise
+            # a block before the hub existed (or whose state the node no longer keeps,
+            # e.g. anvil resumed from a state dump): nothing there can be relied on
+            return VOID_CHANNEL
+        return _decode(raw)
+
+    async def _timestamp(self, number: int) -> int:
+        """Block ``number``'s timestamp; 0 for a block the node cannot return (anvil resumed
+        from a state dump knows no block before it): such blocks precede every block it
+        knows, so the search stays ordered, and their state reads as void (:meth:`_read`)."""
+        cached = self._timestamps.get(number)
+        if cached is None:
+            try:
+                block = await self._hub.signer.w3.eth.get_block(number)
+            except Exception:  # web3 raises BlockNotFound or the node's own error
+                return 0
+            cached = self._timestamps[number] = int(block["timestamp"])
+        return cached
+
+    async def confirmed_block(self, delay_secs: int) -> int | None:
+        """The newest block whose timestamp is at least ``delay_secs`` older than the
+        latest block's (``None``: the chain is younger than that)."""
+        latest = await self._hub.signer.w3.eth.get_block("latest")
+        number, now = int(latest["number"]), int(latest["timestamp"])
+        self._timestamps[number] = now
+        cutoff = now - delay_secs
+        if await self._timestamp(0) > cutoff:
+            return None
+        low, high = 0, number  # invariant: ts(low) <= cutoff < ts(high + 1)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if await self._timestamp(middle) <= cutoff:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    async def confirmed_channel(self, channel_id: str, delay_secs: int) -> ChainChannel:
+        if delay_secs <= 0:
+            return await self._read(channel_id)
+        block = await self.confirmed_block(delay_secs)
+        return VOID_CHANNEL if block is None else await self._read(channel_id, block)
+
+    async def channel_status(self, channel_id: str) -> str:
+        return (await self._read(channel_id)).status
+
+    async def enforced_user_balance(self, channel_id: str) -> int:
+        return (await self._read(channel_id)).user_allocation
+
+
+def as_confirmed_view(view: ChainView | None) -> ConfirmedChainView | None:
+    """The view the node's rules use: ``view`` itself when it answers confirmed reads, a
+    :class:`ConfirmedHubView` over the hub of a plain ``HubChainView`` (what the sandbox
+    and its twins construct), ``None`` for no view."""
+    if view is None or isinstance(view, ConfirmedChainView):
+        return view
+    from ..chain.hub import ChannelHubClient
+
+    hub = None
+    with contextlib.suppress(AttributeError):
+        hub = view._hub  # type: ignore[attr-defined]  # HubChainView keeps its client there
+    if isinstance(hub, ChannelHubClient):
+        return ConfirmedHubView(hub)
+    raise ConfigurationError(
+        f"the Nitronode needs a chain view that can read the chain as of its confirmation "
+        f"delay (confirmed_channel); {type(view).__name__} cannot"
+    )

@@ -1,0 +1,197 @@
+"""The local Nitronode: a WebSocket server on loopback speaking Nitrolite v1.
+
+:class:`NitronodeNode` decodes each text message as a v1 frame
+(:func:`~settlement_widgets.channel.v1.core.wire.decode_frame`), runs the method's handler
+(:class:`~.handlers.NitronodeService`) and answers with a type-2 frame carrying the same id
+and method, or a type-4 frame ``{"error": text}``. A frame that does not parse is answered
+``[4,0,"",{"error":"invalid message format"},ts]`` as the Go node does, which is also what a
+v0.5 client gets. Like the Go node it sends nothing on connect and emits no events.
+
+Connection limits are the Go node's (Nitrolite v1.4.1 ``nitronode/runtime.go``,
+``nitronode/api/rate_limits.go``, ``pkg/rpc/connection.go``; defaults in
+:class:`~.config.NitronodeConfig`): a frame above ``ws_max_message_size`` closes the
+connection with 1009 (websockets' ``max_size``); every inbound frame is charged to a
+per-connection byte bucket, and one that does not fit drops the connection; every request
+for a known method takes a token from a per-connection request bucket (10/s, burst 20), and
+without one it is answered ``{"error": "rate limit exceeded"}`` with the connection kept.
+
+Durability follows the v0.5 relay: handlers change the in-memory
+:class:`~.ledger.NitronodeLedger`, and the reply is released by the relay's
+:class:`~settlement_widgets.channel.node_base.committer.GroupCommitter` only after the COMMIT of
+the batch holding those changes, so an acknowledged state survives a SIGKILL. Replies to one
+connection leave in request order (the committer releases in sequence order), and handlers
+run one at a time (an :class:`asyncio.Lock`), so a check and the mutation it guards are never
+split by another request while a chain-view lookup awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Final
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from ....errors import ConfigurationError, InvalidFrameError, RelayError, RelayUnavailableError
+from ....ws_write import Outbox
+from ...node_base.committer import GroupCommitter
+from ...node_base.server import NodeServer
+from ..core.rate_limit import DEFAULT_WS_MAX_MESSAGE_SIZE, RATE_LIMIT_EXCEEDED, TokenBucket
+from ..core.wire import (
+    INVALID_MESSAGE_FORMAT,
+    Frame,
+    MessageType,
+    decode_frame,
+    encode_frame,
+    error_frame,
+    unknown_method_error,
+)
+from .chain_view import ChainView
+from .config import NitronodeConfig
+from .handlers import INTERNAL_ERROR, NitronodeService
+from .ledger import NitronodeLedger, write_batch
+
+__all__ = ["MAX_FRAME_BYTES", "NitronodeNode"]
+
+_log = logging.getLogger(__name__)
+
+#: the Go node's default inbound frame limit (``nitronode/runtime.go``); above it: close 1009
+MAX_FRAME_BYTES: Final = DEFAULT_WS_MAX_MESSAGE_SIZE
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class NitronodeNode(NodeServer):
+    """A Nitrolite v1 node for tests and the sandbox: ``await start()`` / ``await aclose()``
+    or ``async with``. ``chain_view`` (see :class:`~.chain_view.ChainView`) supplies the
+    on-chain channel status; without one, channels count as open once their creation is
+    co-signed."""
+
+    def __init__(self, config: NitronodeConfig, *, chain_view: ChainView | None = None) -> None:
+        super().__init__(config.host)
+        self.config = config
+        self.chain_view = chain_view
+        self.ledger: NitronodeLedger | None = None
+        self.service: NitronodeService | None = None
+        self.committer: GroupCommitter | None = None
+        self._lock = asyncio.Lock()
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def _start(self) -> None:
+        """Open (or reload) the ledger, start the committer, listen."""
+        config = self.config
+        ledger = NitronodeLedger(config.db_path, synchronous=config.durability.upper())
+        self.ledger = ledger
+        address = config.node_key.address
+        stored = ledger.meta.get("node_address")
+        if stored is not None and stored != address:
+            raise ConfigurationError(
+                f"the Nitronode database {ledger.path} belongs to node {stored}, not "
+                f"{address}: use that key or a new database"
+            )
+        ledger.set_meta("node_address", address)
+        committer = GroupCommitter(ledger, threaded=False, write=write_batch)
+        committer.on_failure = self._on_commit_failure
+        self.committer = committer
+        committer.start(asyncio.get_running_loop())
+        await committer.flush()
+        self.service = NitronodeService(config, ledger, chain_view=self.chain_view)
+        await self._listen(
+            self._serve,
+            config.port,
+            compression=None,
+            max_size=config.ws_max_message_size,
+            max_queue=1024,
+        )
+
+    async def aclose(self) -> None:
+        """Stop listening, commit what is pending, close the ledger's connections."""
+        if self._closing:
+            return
+        self._closing = True
+        await self._stop_listening()
+        if self.committer is not None:
+            await self.committer.aclose()
+
+    # --- identity -----------------------------------------------------------------------------
+
+    @property
+    def node_address(self) -> str:
+        return self.config.node_key.address
+
+    # --- connections --------------------------------------------------------------------------
+
+    async def _serve(self, ws: ServerConnection) -> None:
+        config = self.config
+        outbox = Outbox(ws)
+        requests = TokenBucket(
+            config.rate_limit_per_sec, config.rate_limit_burst, clock=config.clock
+        )
+        frame_bytes = (
+            TokenBucket(config.ws_bytes_per_sec, config.ws_bytes_burst, clock=config.clock)
+            if config.ws_bytes_per_sec > 0
+            else None
+        )
+        try:
+            async for message in ws:
+                size = len(message.encode("utf-8") if isinstance(message, str) else message)
+                if frame_bytes is not None and not frame_bytes.admit(size):
+                    # the Go node closes the socket without a close frame (connection.go)
+                    _log.warning("frame rate limit exceeded; closing connection (%d bytes)", size)
+                    outbox.closed = True
+                    ws.transport.abort()
+                    return
+                await self._on_message(outbox, message, requests)
+        except ConnectionClosed:
+            pass
+        finally:
+            outbox.closed = True
+
+    async def _on_message(
+        self, outbox: Outbox, message: str | bytes, requests: TokenBucket
+    ) -> None:
+        committer, service = self.committer, self.service
+        assert committer is not None and service is not None
+        if committer.failure is not None:  # fail-stop
+            return
+        try:
+            request = decode_frame(message)
+            if request.type is not MessageType.REQUEST:
+                raise InvalidFrameError("only requests are accepted")
+        except InvalidFrameError:
+            reply = error_frame(0, "", INVALID_MESSAGE_FORMAT, _now_ms())
+        else:
+            reply = await self._answer(service, request, requests)
+        committer.after(committer.kick(), outbox.push, encode_frame(reply).encode())
+
+    async def _answer(
+        self, service: NitronodeService, request: Frame, requests: TokenBucket
+    ) -> Frame:
+        handler = service.methods.get(request.method)
+        if handler is None:  # answered before the limiter, as the Go router does
+            text = unknown_method_error(request.method)
+            return error_frame(request.request_id, request.method, text, _now_ms())
+        if not requests.admit():
+            return error_frame(request.request_id, request.method, RATE_LIMIT_EXCEEDED, _now_ms())
+        try:
+            async with self._lock:
+                result: dict[str, Any] = await handler(request.payload)
+        except RelayError as exc:
+            return error_frame(request.request_id, request.method, exc.message, _now_ms())
+        except Exception:  # a bug: answer, log, keep serving
+            _log.exception("Nitronode handler failed on %s", request.method)
+            return error_frame(request.request_id, request.method, INTERNAL_ERROR, _now_ms())
+        return Frame(MessageType.RESPONSE, request.request_id, request.method, result, _now_ms())
+
+    # --- node-side helpers --------------------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Wait until everything handled so far is committed (tests, shutdown)."""
+        if self.committer is None:
+            raise RelayUnavailableError("the Nitronode is not running")
+        await self.committer.flush()

@@ -1,0 +1,146 @@
+"""The dashboard's ``channel`` actions: faucet, Open channel, transfer, close.
+
+The provider comes from the channel factory for the network's protocol, typed as the
+:class:`~settlement_widgets.channel.interface.ChannelClient` both versions satisfy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..networks import Network
+from ..widgets import ChannelStatusPanel, SettlementSelector
+from .view import LogLine, _short
+
+if TYPE_CHECKING:
+    from ..channel.interface import ChannelClient
+    from ..channel.models import Channel
+    from ..networks import Network
+    from ..signer import Signer
+    from ..widgets import ChannelStatusPanel, SettlementSelector
+
+
+__all__ = ["ChannelActions"]
+
+
+class ChannelActions:
+    """The channel method's buttons (a layer of :class:`~.widget.SettlementDashboard`)."""
+
+    if TYPE_CHECKING:  # set and implemented by SettlementDashboard
+        network: Network
+        user: Signer
+        selector: SettlementSelector
+
+        def _add_log(self, line: LogLine) -> None: ...
+
+        def _tx_line(self, text: str, tx_hash: str, url: str | None) -> LogLine: ...
+
+        recipient: str | None
+        transfer_amount: int
+        panel: ChannelStatusPanel
+        _channel: Channel | None
+        _channel_provider: ChannelClient | None
+
+        def _refresh_buttons(self) -> None: ...
+
+    # --- channel ------------------------------------------------------------------------
+
+    async def _channels(self) -> ChannelClient:
+        if self._channel_provider is None:
+            from ..channel.factory import channel_provider
+
+            provider = channel_provider(self.network, self.user)
+            await provider.connect()
+            provider.on("channel_updated", self._on_channel)
+            self._channel_provider = provider
+            open_ = [c for c in provider.channels() if c.status != "final"]
+            if open_:  # a channel left open by an earlier session of this wallet
+                self._track(open_[-1])
+        return self._channel_provider
+
+    def _on_channel(self, channel: Channel) -> None:
+        if self._channel is not None and channel.id == self._channel.id:
+            self._channel = channel
+            self._refresh_buttons()
+
+    def _track(self, channel: Channel) -> None:
+        self._channel = channel
+        if self.selector.selected == "channel" and self._channel_provider is not None:
+            self.panel.bind(self._channel_provider, channel.id)
+        self._refresh_buttons()
+
+    async def _off_chain(self, provider: ChannelClient) -> str:
+        units_ = (await provider.balances()).get(provider.asset, 0)
+        return f"{units_ / 10**self.network.asset_decimals:g} {provider.asset}"
+
+    async def faucet(self) -> None:
+        """Ask the network's faucet for test tokens (an off-chain credit)."""
+        from ..channel import request_faucet_tokens
+
+        provider = await self._channels()
+        answer = await request_faucet_tokens(self.user.address, self.network)
+        self._add_log(
+            LogLine(
+                "ok",
+                f"faucet: +{answer.get('amount')} {answer.get('asset')} off-chain; "
+                f"balance {await self._off_chain(provider)}",
+            )
+        )
+
+    async def open_channel(self) -> None:
+        """Open a channel with the relay's broker (``Custody.create``; on Nitrolite v1 the
+        node, ``ChannelHub.createChannel``), no deposit: transfers spend the off-chain
+        balance (on v1, a faucet credit received before is carried into the new channel),
+        and closing settles it into the wallet."""
+        provider = await self._channels()
+        broker = provider.broker_address
+        assert broker is not None
+        # v0.5 names the asset by its token; a v1 profile may leave the token to the node
+        asset = self.network.token if self.network.token is not None else provider.asset
+        channel = await provider.create_channel(broker, asset, 0)
+        self._track(channel)
+        tx = channel.tx_hashes.get("create")
+        line = f"channel {_short(channel.id)} opened with the broker {_short(broker)}:"
+        if tx is not None:
+            self._add_log(self._tx_line(line, tx, self.network.explorer.tx_url(tx)))
+        else:
+            self._add_log(LogLine("ok", line))
+
+    async def transfer(self) -> None:
+        """Send ``transfer_amount`` to ``recipient`` off-chain: instant, no gas."""
+        provider = await self._channels()
+        channel = self._channel
+        assert channel is not None
+        to = self.recipient or provider.broker_address
+        assert to is not None
+        sent = await provider.transfer(channel.id, self.transfer_amount, to)
+        amount = sent.amount / 10**self.network.asset_decimals
+        self._add_log(
+            LogLine(
+                "ok",
+                f"transfer {sent.id}: {amount:g} {sent.asset} to {_short(to)}, gas 0; "
+                f"balance {await self._off_chain(provider)}",
+            )
+        )
+
+    async def close_channel(self) -> None:
+        """Close the channel on chain and withdraw what it paid out."""
+        provider = await self._channels()
+        channel = self._channel
+        assert channel is not None
+        tx = await provider.close_channel(channel.id)
+        self._track(provider.get_channel(channel.id))
+        self._add_log(
+            self._tx_line(
+                f"channel closed on chain ({tx.gas_used:,} gas):", tx.hash, tx.explorer_url
+            )
+        )
+        if tx.withdrawal is not None:
+            withdrawal = tx.withdrawal
+            self._add_log(
+                self._tx_line(
+                    f"withdrawn to the wallet ({withdrawal.gas_used:,} gas):",
+                    withdrawal.hash,
+                    withdrawal.explorer_url,
+                )
+            )
