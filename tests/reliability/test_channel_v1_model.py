@@ -55,6 +55,17 @@ def test_random_sequences_keep_every_invariant(tmp_path: Path, chain: str) -> No
     assert {"faucet", "create", "transfer"} <= set(done), done
 
 
+@pytest.mark.slow
+def test_a_dispute_closed_on_chain_keeps_every_invariant(tmp_path: Path) -> None:
+    """A seed whose sequences draw ``challenge_and_close``: a challenge nobody answers, the
+    close after the period, the node's challenge rescue; every invariant still holds."""
+    params = V1ModelParams(sequences=3, steps=20, seed=3, chain="inprocess")
+    result = run_channel_v1_model(tmp_path, params)
+    assert result.violations == []
+    assert result.metrics["v1_model_violations"] == 0
+    assert "challenge_and_close" in result.metrics["v1_model_steps_by_rule"]
+
+
 # --- the checker on hand-made snapshots ---------------------------------------------------------
 
 
