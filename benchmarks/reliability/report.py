@@ -18,7 +18,7 @@ from typing import Any
 
 from .common import CheckResult
 
-__all__ = ["headline", "render_table", "to_json", "write_json"]
+__all__ = ["headline", "merge_json", "render_table", "to_json", "write_json"]
 
 
 def _m(results: dict[str, CheckResult], check: str, key: str, default: Any = None) -> Any:
@@ -207,6 +207,22 @@ def to_json(results: dict[str, CheckResult], *, mode: str, seconds: float) -> di
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "checks": {key: r.to_json() for key, r in results.items()},
     }
+
+
+def merge_json(previous: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """``previous`` with the checks of ``update`` (a run of some checks only) replacing
+    theirs: the headline keys those checks give, their ``checks`` entries, ``all_ok`` over
+    every check; each check keeps its own ``seconds``, and ``updated`` lists what this run
+    replaced, so a long check can be re-run without repeating the whole suite."""
+    merged = dict(previous)
+    merged["checks"] = {**previous.get("checks", {}), **update["checks"]}
+    for key, value in update.items():
+        if key not in ("checks", "all_ok", "seconds", "mode") and value is not None:
+            merged[key] = value
+    merged["all_ok"] = all(bool(c.get("ok")) for c in merged["checks"].values())
+    merged["updated"] = {"checks": sorted(update["checks"]), "mode": update["mode"],
+                         "seconds": update["seconds"]}  # fmt: skip
+    return merged
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
