@@ -21,13 +21,14 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 JUPYTER_APP := $(CURDIR)/jupyter-app
 
 .PHONY: help setup lab test check lint contracts contracts-check snapshots chromium interop-deps \
-        notebooks notebooks-refresh sepolia-rehearsal bench reliability clean
+        notebooks notebooks-refresh sepolia-rehearsal bench reliability dist clean
 
 help:
 	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
 	@echo "make test    set up and run every test suite (what CI runs)"
 	@echo "make check   ruff, mypy and the unit tests only: the edit-test loop (about a minute)"
 	@echo "make bench   benchmarks (tables + benchmarks/results/latest.json)"
+	@echo "make dist    the sdist and the wheel, compiled contracts included, into dist/"
 	@echo "make sepolia-rehearsal  every notebook on its Sepolia profile (sepolia; notebook 06 and the dashboard's v1 path: sepolia-v1), twice, on the Sepolia twins"
 
 # --- setup -------------------------------------------------------------------------------
@@ -121,5 +122,11 @@ bench: setup interop-deps
 reliability: setup interop-deps
 	$(BIN)/python -m benchmarks.reliability
 
+# the sdist and the wheel, both carrying the compiled contracts (checked against a fresh
+# rebuild first; hatch_build.py refuses to build without them); tests/package/ builds both from a
+# fresh copy and installs each into a new venv
+dist: $(PY_STAMP) contracts-check
+	$(BIN)/python -m build --outdir dist .
+
 clean:
-	rm -rf $(VENV) contracts/node_modules tests/interop/node_modules settlement_widgets/_artifacts
+	rm -rf dist $(VENV) contracts/node_modules tests/interop/node_modules settlement_widgets/_artifacts

@@ -47,14 +47,26 @@ def load_artifact(name: str) -> Artifact:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         raise ConfigurationError(
-            f"contract artifact {name!r} not found in {path.parent}: run `make contracts` "
-            "(it compiles contracts/src with solc-js from npm)"
+            f"contract artifact {name!r} not found in {path.parent}: {_rebuild_hint()}"
         ) from None
     return Artifact(
         name=name,
         abi=data["abi"],
         bytecode=data["bytecode"],
         deployed_bytecode=data.get("deployedBytecode", ""),
+    )
+
+
+def _rebuild_hint() -> str:
+    """What brings the artifacts back: ``make contracts`` in a checkout; in an installed
+    package (whose wheel carries them) a reinstall, or ``SETTLEMENT_ARTIFACTS``."""
+    if os.environ.get("SETTLEMENT_ARTIFACTS"):
+        return "SETTLEMENT_ARTIFACTS points at a directory without it"
+    if (Path(__file__).parents[1] / "contracts" / "build.js").is_file():
+        return "run `make contracts` (it compiles contracts/src with solc-js from npm)"
+    return (
+        "this installation lacks its compiled contracts; reinstall the package "
+        "(`pip install --force-reinstall settlement-widgets`)"
     )
 
 

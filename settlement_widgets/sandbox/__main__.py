@@ -214,8 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.env_file is not None and not args.twin:
         print("--env-file goes with --twin", file=sys.stderr)
         return 2
+    from ..errors import SettlementError
+
     try:
         return asyncio.run(_run(args))
+    except SettlementError as exc:  # what to do, in one line: no traceback for a user error
+        print(f"settlement-sandbox: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # pragma: no cover - a second Ctrl-C during shutdown
         return 130
 

@@ -119,13 +119,18 @@ async def _chain_id(w3: AsyncWeb3, url: str) -> int:
 
 def find_anvil(path: str | os.PathLike[str] | None = None) -> Path:
     """The anvil binary: ``path``, ``$SETTLEMENT_ANVIL``, the npm package in ``contracts/``
-    of this checkout, or ``anvil`` on ``PATH``."""
+    of this checkout, or ``anvil`` on ``PATH``.
+
+    A binary named explicitly (``path`` or ``$SETTLEMENT_ANVIL``) that is not executable is
+    an error of its own rather than a silent fall back to another anvil."""
+    named = path if path is not None else os.environ.get("SETTLEMENT_ANVIL") or None
+    if named is not None:
+        explicit = Path(named)
+        if explicit.is_file() and os.access(explicit, os.X_OK):
+            return explicit
+        source = "the path given" if path is not None else "SETTLEMENT_ANVIL"
+        raise ConfigurationError(f"{source} ({explicit}) is not an executable anvil binary")
     candidates: list[Path] = []
-    if path is not None:
-        candidates.append(Path(path))
-    env = os.environ.get("SETTLEMENT_ANVIL")
-    if env:
-        candidates.append(Path(env))
     machine = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(
         platform.machine().lower(), platform.machine().lower()
     )
@@ -141,9 +146,13 @@ def find_anvil(path: str | os.PathLike[str] | None = None) -> Path:
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
+    if (repo / "contracts" / "package.json").is_file():  # a source checkout
+        hint = "run `npm install` in contracts/ (it brings @foundry-rs/anvil)"
+    else:
+        hint = "install Foundry's anvil (or the @foundry-rs/anvil npm package)"
     raise ConfigurationError(
-        "anvil not found: run `npm install` in contracts/ (it brings @foundry-rs/anvil), "
-        "or set SETTLEMENT_ANVIL to the binary"
+        f"anvil not found: {hint}, put it on PATH or set SETTLEMENT_ANVIL to the binary; "
+        "without it, leave out --chain anvil (the in-process chain needs nothing)"
     )
 
 

@@ -86,10 +86,11 @@ async def _build(directory: Path, *, force: bool, anvil: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m settlement_widgets.sandbox.snapshot",
-        description="Build the local sandbox's chain snapshots (run by `make contracts`).",
+        description="Build the local sandbox's chain snapshots (run by `make contracts`; "
+        "after `pip install`, a first sandbox start saves its own).",
     )
     p.add_argument("--dir", type=Path, help="where (default: $SETTLEMENT_SNAPSHOTS or "
-                   "settlement_widgets/_artifacts/snapshots)")  # fmt: skip
+                   "the user cache directory)")  # fmt: skip
     p.add_argument("--force", action="store_true", help="rebuild current snapshots too")
     p.add_argument("--no-anvil", action="store_true", help="skip anvil's snapshot")
     args = p.parse_args(argv)

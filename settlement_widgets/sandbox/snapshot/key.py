@@ -134,6 +134,17 @@ def snapshot_key(
     )
 
 
+def build_digest() -> str:
+    """What a snapshot folder is named for: the artifacts and the deployment code by content,
+    so an installed package and the checkout it was built from (same contracts, same code)
+    share snapshots, while two versions never overwrite each other's."""
+    from ...contracts import artifacts_dir
+
+    artifacts = _files_digest(sorted(artifacts_dir().glob("*.json")))
+    code = _files_digest([_PACKAGE / name for name in DEPLOYMENT_SOURCES])
+    return hashlib.sha256(f"{artifacts}:{code}".encode()).hexdigest()
+
+
 def anvil_version() -> str:
     """The anvil in use, as its npm package names it (else the binary's size and mtime)."""
     from ..chain import find_anvil

@@ -138,13 +138,16 @@ async def _from_snapshot(backend: str, key: SnapshotKey, folder: Path) -> Provis
         if chain is not None:
             return ProvisionedChain(chain, snapshot.provisioned, "snapshot")
         why = "unusable"
+    said = {"missing": "no chain snapshot yet"}.get(why, f"{why} chain snapshot")
     _log_once(
         f"{why} {folder / key.name}",
-        "settlement_widgets: %s chain snapshot for this sandbox (%s) in %s: deploying the "
-        "contracts instead (`make contracts` builds the snapshots)",
-        why,
+        "settlement_widgets: %s for this sandbox (%s) in %s: deploying the contracts once and "
+        "saving it, so the next start resumes it",
+        said,
         key.describe(),
         folder,
+        # the first start of a new installation: expected, so not a warning
+        level=logging.INFO if why == "missing" else logging.WARNING,
     )
     return None
 
@@ -173,7 +176,7 @@ async def _deploy_and_save(
     return ProvisionedChain(chain, provisioned, "deployed")
 
 
-def _log_once(tag: str, message: str, *args: object) -> None:
+def _log_once(tag: str, message: str, *args: object, level: int = logging.WARNING) -> None:
     if tag not in _logged:
         _logged.add(tag)
-        _log.warning(message, *args)
+        _log.log(level, message, *args)

@@ -12,9 +12,13 @@ The state file is written first and the record second, each by an atomic rename,
 sees a complete record or none; a record whose state file does not match its sha256 (two
 writers crossing) is unusable and simply rebuilt.
 
-The default directory is ``snapshots/`` beside the compiled artifacts
-(``settlement_widgets/_artifacts/``, never committed: the in-process state holds the npm
-package's PoolManager bytecode); ``SETTLEMENT_SNAPSHOTS`` points elsewhere.
+The default directory is in the user's cache directory (platformdirs), one folder per
+build (artifacts and deployment code by content: two versions never overwrite each other's
+snapshots, an installed package shares the ones of the checkout it was built from), never
+inside the installed package: a ``pip uninstall`` must not leave files behind,
+and ``site-packages`` may not be writable. Snapshots are never committed or shipped (the
+in-process state holds the npm package's PoolManager bytecode). ``SETTLEMENT_SNAPSHOTS``
+points elsewhere.
 """
 
 from __future__ import annotations
@@ -46,11 +50,17 @@ ENV_DIR = "SETTLEMENT_SNAPSHOTS"
 
 
 def snapshot_dir() -> Path:
-    """``$SETTLEMENT_SNAPSHOTS``, else ``snapshots/`` in the artifacts directory."""
-    from ...contracts import artifacts_dir
-
+    """``$SETTLEMENT_SNAPSHOTS``, else ``<user cache>/settlement_widgets/snapshots/<build>``
+    (:func:`~.key.build_digest`)."""
     env = os.environ.get(ENV_DIR)
-    return Path(env) if env else artifacts_dir() / "snapshots"
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    from .key import build_digest
+
+    folder = build_digest()[:16]
+    return Path(user_cache_dir("settlement_widgets", appauthor=False)) / "snapshots" / folder
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,153 @@
+"""The package as a pip user gets it: ``python -m build`` on a fresh copy of the repository
+gives an sdist and a wheel; each installs into a new venv (no checkout on its path), where
+``settlement-sandbox`` starts without writing a file into the installed package and a channel
+script runs against it. A build without the compiled contracts fails, naming them.
+
+Slow (two venvs, a few minutes), still in ``make test``: a package that imports but cannot
+start a sandbox is what this catches, and nothing else does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "settlement_widgets" / "_artifacts"
+SCRIPT = Path(__file__).with_name("channel_script.py")
+
+
+def _fresh_copy(dest: Path, *, artifacts: bool) -> Path:
+    """The files a clone has (tracked, or new and not ignored), as they are in the working
+    tree, plus the compiled artifacts ``make contracts`` built when ``artifacts``."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            target = dest / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    if artifacts:
+        (dest / "settlement_widgets" / "_artifacts").mkdir(parents=True)
+        for path in ARTIFACTS.glob("*.json"):
+            shutil.copy2(path, dest / "settlement_widgets" / "_artifacts" / path.name)
+    return dest
+
+
+def _build(source: Path, outdir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(outdir), str(source)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    if not list(ARTIFACTS.glob("*.json")):
+        pytest.fail("no compiled artifacts in the checkout: run `make contracts` first")
+    work = tmp_path_factory.mktemp("dist")
+    source = _fresh_copy(work / "src", artifacts=True)
+    built = _build(source, work / "out")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
+    (sdist,) = (work / "out").glob("*.tar.gz")
+    (wheel,) = (work / "out").glob("*.whl")
+    yield {"sdist": sdist, "wheel": wheel}
+
+
+def test_a_build_without_the_compiled_contracts_fails_and_names_them(tmp_path: Path) -> None:
+    source = _fresh_copy(tmp_path / "src", artifacts=False)
+    built = _build(source, tmp_path / "out")
+    assert built.returncode != 0
+    assert "lacks" in built.stderr and "make contracts" in built.stderr
+    assert not list((tmp_path / "out").glob("*.whl"))
+
+
+def test_sdist_and_wheel_carry_every_artifact_and_the_licences(dists: dict[str, Path]) -> None:
+    expected = sorted(p.name for p in ARTIFACTS.glob("*.json"))
+    with tarfile.open(dists["sdist"]) as sdist:
+        names = sdist.getnames()
+    in_sdist = sorted(Path(n).name for n in names if "/settlement_widgets/_artifacts/" in n)
+    assert in_sdist == expected
+    assert not [n for n in names if "node_modules" in n or "/snapshots/" in n]
+    with zipfile.ZipFile(dists["wheel"]) as wheel:
+        files = wheel.namelist()
+    in_wheel = sorted(Path(n).name for n in files if n.startswith("settlement_widgets/_artifacts/"))
+    assert in_wheel == expected
+    licences = {Path(n).name for n in files if ".dist-info/licenses/" in n}
+    assert {"LICENSE", "THIRD_PARTY_NOTICES.md", "BUSL-1.1-uniswap-v4-core.txt"} <= licences
+
+
+def _venv_with(dist: Path, where: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=300)
+    python = where / "bin" / "python"
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", str(dist)],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return python
+
+
+def _tree(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_installed_package_starts_a_sandbox_and_runs_a_channel(
+    kind: str, dists: dict[str, Path], tmp_path: Path
+) -> None:
+    python = _venv_with(dists[kind], tmp_path / "venv")
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SETTLEMENT_", "PYTHON", "VIRTUAL"))
+    }
+    env |= {"SETTLEMENT_HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    located = subprocess.run(
+        [str(python), "-c", "import settlement_widgets, sys; print(settlement_widgets.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
+    )  # fmt: skip
+    package = Path(located.stdout.strip()).parent
+    assert package.is_relative_to(tmp_path / "venv"), package  # the install, not the checkout
+    before = _tree(package)
+    sandbox = subprocess.Popen(
+        [str(python.parent / "settlement-sandbox"), "--deterministic", "--wallets", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    try:
+        assert sandbox.stdout is not None and sandbox.stderr is not None
+        line = sandbox.stdout.readline()
+        assert line, sandbox.stderr.read()[-3000:]
+        profile = json.loads(line)
+        assert profile["rpcUrl"].startswith("http://127.0.0.1:")
+        ran = subprocess.run(
+            [str(python), str(SCRIPT)],
+            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        result = json.loads(ran.stdout.strip().splitlines()[-1])
+        assert result["sent"] == 10 ** profile["assetDecimals"]
+        assert result["close"].startswith("0x") and len(result["close"]) == 66
+    finally:
+        sandbox.send_signal(signal.SIGTERM)
+        try:
+            code = sandbox.wait(60)
+        except subprocess.TimeoutExpired:
+            sandbox.kill()
+            code = sandbox.wait()
+    assert code == 0
+    assert _tree(package) == before  # nothing written into the installed package
+    assert list((tmp_path / "cache" / "settlement_widgets" / "snapshots").rglob("*.state"))
