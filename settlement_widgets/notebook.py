@@ -38,7 +38,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .errors import (
     ConfigurationError,
@@ -98,6 +98,12 @@ class NotebookSession:
     _previous_home: str | None = field(default=None, repr=False)
     _own_home: bool = field(default=False, repr=False)
     _closed: bool = field(default=False, repr=False)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop a private sandbox (or disconnect from the server's, which runs on), restore

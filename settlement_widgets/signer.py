@@ -30,7 +30,7 @@ import abc
 import contextlib
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .errors import (
     ChainUnavailableError,
@@ -181,6 +181,12 @@ class Signer(abc.ABC):
             else:
                 self._w3 = AsyncWeb3(AsyncHTTPProvider(self._rpc_url))
         return self._w3
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the connection opened from ``rpc_url`` (an HTTP session or a WebSocket); a

@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Self
 
 from ..errors import (
     ConfigurationError,
@@ -323,6 +323,12 @@ class SharedSandbox:
 
         self.chain_on(chain_id)
         return explorer_tx(self.network, chain_id, tx_hash)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         for other in self.other_chains.values():

@@ -108,7 +108,7 @@ def test_the_jupyter_stack_is_pinned_together() -> None:
 
 def test_every_package_dependency_is_pinned_within_its_range() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    needed = [*project["dependencies"], *project["optional-dependencies"]["notebooks"]]
+    needed = [*project["dependencies"], *project["optional-dependencies"]["lab"]]
     pins = _pip_pins()
     for line in needed:
         req = Requirement(line)

@@ -34,7 +34,7 @@ import ssl
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import orjson
@@ -306,6 +306,12 @@ class LifiClient:
             )
             self._loop = loop
         return self._http
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the connection pool (safe to call twice, or from another loop)."""
