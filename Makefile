@@ -21,7 +21,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 JUPYTER_APP := $(CURDIR)/jupyter-app
 
 .PHONY: help setup lab test check lint contracts contracts-check snapshots chromium interop-deps \
-        notebooks notebooks-refresh sepolia-rehearsal bench reliability dist clean
+        notebooks notebooks-refresh sepolia-rehearsal bench reliability dist docs clean
 
 help:
 	@echo "make lab     set up and open JupyterLab on notebooks/ (local sandbox)"
@@ -29,6 +29,7 @@ help:
 	@echo "make check   ruff, mypy and the unit tests only: the edit-test loop (about a minute)"
 	@echo "make bench   benchmarks (tables + benchmarks/results/latest.json)"
 	@echo "make dist    the sdist and the wheel, compiled contracts included, into dist/"
+	@echo "make docs    the documentation site into site/ (warnings fail it), then its link check"
 	@echo "make sepolia-rehearsal  every notebook on its Sepolia profile (sepolia; notebook 06 and the dashboard's v1 path: sepolia-v1), twice, on the Sepolia twins"
 
 # --- setup -------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ lab: setup
 	  --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 
 lint: $(PY_STAMP)
-	$(BIN)/ruff check settlement_widgets tests benchmarks
+	$(BIN)/ruff check settlement_widgets tests benchmarks docs hatch_build.py
 	$(BIN)/mypy
 
 # the edit-test loop: lint, types and tests/unit (no chain, browser or notebook); `make test`
@@ -128,5 +129,11 @@ reliability: setup interop-deps
 dist: $(PY_STAMP) contracts-check
 	$(BIN)/python -m build --outdir dist .
 
+# the documentation site: the README, the notebooks with their outputs, the API reference from
+# the docstrings; strict (a warning fails the build), then every link checked offline
+docs: $(PY_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	$(BIN)/python docs/check_links.py site
+
 clean:
-	rm -rf dist $(VENV) contracts/node_modules tests/interop/node_modules settlement_widgets/_artifacts
+	rm -rf site dist $(VENV) contracts/node_modules tests/interop/node_modules settlement_widgets/_artifacts
