@@ -74,9 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.faucet_client_rate_limit is not None:
         config.SettlementConfig.faucet_client_rate_limit = args.faucet_client_rate_limit
+    from ..errors import SettlementError
+
     app = SettlementServerApp(config=config)
-    app.initialize(argv=[], find_extensions=False)
-    app.start()
+    try:
+        app.initialize(argv=[], find_extensions=False)
+        app.start()
+    except SettlementError as exc:  # what to do, in one line: no traceback for a user error
+        print(f"settlement-api: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
