@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..networks import Network
 from ..widgets import ChannelStatusPanel, SettlementSelector
-from .view import LogLine, _short
+from .view import LogLine, _short, counterparty
 
 if TYPE_CHECKING:
     from ..channel.interface import ChannelClient
@@ -100,7 +100,8 @@ class ChannelActions:
         channel = await provider.create_channel(broker, asset, 0)
         self._track(channel)
         tx = channel.tx_hashes.get("create")
-        line = f"channel {_short(channel.id)} opened with the broker {_short(broker)}:"
+        who = counterparty(self.network.protocol)
+        line = f"channel {_short(channel.id)} opened with {who} {_short(broker)}:"
         if tx is not None:
             self._add_log(self._tx_line(line, tx, self.network.explorer.tx_url(tx)))
         else:

@@ -26,7 +26,16 @@ if TYPE_CHECKING:
     from ..widgets.viewmodels import AggregatorSource
 
 
-__all__ = ["ACTIONS", "Action", "ActionState", "LogLine", "enabled_actions", "render_log_html"]
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "ActionState",
+    "LogLine",
+    "action_tooltip",
+    "counterparty",
+    "enabled_actions",
+    "render_log_html",
+]
 
 Action = Literal[
     "faucet", "open_channel", "transfer", "close_channel", "settle_intent", "show_routes"
@@ -182,6 +191,29 @@ _TOOLTIPS: Final[dict[Action, str]] = {
     "show_routes": "Rank the routes of 100 USDC by what you keep in the worst case (on the "
     "sandbox, then execute the best and follow it to the other chain)",
 }
+
+
+#: the channel's counterparty and its on-chain open, per channel protocol: Nitrolite v0.5's
+#: relay (ClearNode) opens channels with its broker through the Custody contract, v1's
+#: Nitronode is itself the counterparty, through the ChannelHub
+_COUNTERPARTY: Final[dict[str, tuple[str, str]]] = {
+    "nitrolite-v0.5": ("the broker", "Custody.create"),
+    "nitrolite-v1": ("the node", "ChannelHub.createChannel"),
+}
+
+
+def counterparty(protocol: str) -> str:
+    """Who a channel is opened with on ``protocol``, as the log says it (``the broker`` on
+    Nitrolite v0.5, ``the node`` on v1)."""
+    return _COUNTERPARTY.get(protocol, _COUNTERPARTY["nitrolite-v0.5"])[0]
+
+
+def action_tooltip(action: Action, protocol: str) -> str:
+    """The tooltip of ``action``'s button on a network whose channel speaks ``protocol``."""
+    if action == "open_channel":
+        who, call = _COUNTERPARTY.get(protocol, _COUNTERPARTY["nitrolite-v0.5"])
+        return f"Open a state channel with {who} ({call})"
+    return _TOOLTIPS[action]
 
 
 #: the routes table's heading per data source: (text, colour)

@@ -55,13 +55,13 @@ from .view import (
     _EXPECTED_SECONDS,
     _LABELS,
     _MAX_LOG_LINES,
-    _TOOLTIPS,
     ACTIONS,
     Action,
     ActionState,
     LogLine,
     _short,
     _status_html,
+    action_tooltip,
     enabled_actions,
     render_log_html,
 )
@@ -162,7 +162,7 @@ class SettlementDashboard(ChannelActions, V4Actions, RouteActions, StaticSnapsho
             for action in actions:
                 button = ipywidgets.Button(
                     description=self._label(action),
-                    tooltip=_TOOLTIPS[action],
+                    tooltip=action_tooltip(action, network.protocol),
                     layout=ipywidgets.Layout(width="auto"),
                 )
                 button.add_class("sw-action")
