@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..channel.v0_5.core.amounts import format_amount
 from ..networks import Network
 from ..widgets import ChannelStatusPanel, SettlementSelector
 from .view import LogLine, _short, counterparty
@@ -71,7 +72,7 @@ class ChannelActions:
 
     async def _off_chain(self, provider: ChannelClient) -> str:
         units_ = (await provider.balances()).get(provider.asset, 0)
-        return f"{units_ / 10**self.network.asset_decimals:g} {provider.asset}"
+        return format_amount(units_, self.network.asset_decimals, provider.asset)
 
     async def faucet(self) -> None:
         """Ask the network's faucet for test tokens (an off-chain credit)."""
@@ -115,11 +116,11 @@ class ChannelActions:
         to = self.recipient or provider.broker_address
         assert to is not None
         sent = await provider.transfer(channel.id, self.transfer_amount, to)
-        amount = sent.amount / 10**self.network.asset_decimals
+        amount = format_amount(sent.amount, self.network.asset_decimals, sent.asset)
         self._add_log(
             LogLine(
                 "ok",
-                f"transfer {sent.id}: {amount:g} {sent.asset} to {_short(to)}, gas 0; "
+                f"transfer {sent.id}: {amount} to {_short(to)}, gas 0; "
                 f"balance {await self._off_chain(provider)}",
             )
         )

@@ -5,6 +5,7 @@ and HTML, the buttons' labels and the routes table's heading.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
@@ -227,13 +228,19 @@ _ROUTE_HEADINGS: Final[dict[str, tuple[str, str]]] = {
 
 
 def _routes_html(
-    frame: pd.DataFrame, *, source: AggregatorSource, title: str = "100 USDC Arbitrum → Optimism"
+    frame: pd.DataFrame,
+    *,
+    source: AggregatorSource,
+    title: str = "100 USDC Arbitrum → Optimism",
+    measured: Mapping[str, float] | None = None,
 ) -> str:
-    """The routes as :func:`~settlement_widgets.aggregator.routes_styler` draws them, under a
-    heading that says where the data came from (escaped, in the theme's colours)."""
+    """The routes as :func:`~settlement_widgets.aggregator.routes_styler` draws them (each
+    route's estimate, and the measured time of the routes a run executed: ``measured``, route
+    id -> seconds), under a heading that says where the data came from (escaped, in the
+    theme's colours)."""
     from ..aggregator.core.frame import routes_styler
 
-    table = routes_styler(frame).to_html()
+    table = routes_styler(frame, measured).to_html()
     label, colour = _ROUTE_HEADINGS[source]
     return (
         f'<div class="sw-routes-table" style="padding:8px 12px;border:1px solid {BORDER};'

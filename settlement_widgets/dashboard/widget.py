@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
+from ..channel.v0_5.core.amounts import format_amount
 from ..errors import (
     SettlementError,
     SettlementValueError,
@@ -344,8 +345,9 @@ class SettlementDashboard(ChannelActions, V4Actions, RouteActions, StaticSnapsho
 
     def _label(self, action: Action) -> str:
         if action == "transfer":
-            amount = self.transfer_amount / 10**self.network.asset_decimals
-            return f"Transfer {amount:g} {self.network.asset_symbol}"
+            return "Transfer " + format_amount(
+                self.transfer_amount, self.network.asset_decimals, self.network.asset_symbol
+            )
         if action == "show_routes" and self._sandbox_route() is not None:
             return "Bridge 100 USDC (best route)"
         return _LABELS[action]

@@ -165,7 +165,15 @@ async def test_the_best_route_is_executed_between_the_sandbox_chains(
         assert "worst-case net $" in lines[0]
         done = board.activity[-1]
         assert done.level == "ok", lines
-        assert done.text.startswith(f"DONE/COMPLETED: sent 100.00 USDC on chain {a}")
+        # the measured time beside the route's estimate, amounts exact with the symbol
+        took = re.match(r"DONE/COMPLETED in (\d+\.\d) s \(estimate [0-9.]+ s\): ", done.text)
+        assert took is not None, done.text
+        assert done.text.endswith(
+            f"sent 100 USDC on chain {a}, received 99.95 USDC on chain {b}"
+        ), done.text
+        assert ">Est. duration</th>" in board.routes_html
+        assert ">Measured</th>" in board.routes_html
+        assert board.routes_html.count(">not run<") == 2  # the two routes not executed
         assert done.href == sandbox.explorer_tx(b, done.href.rsplit("/", 1)[1])  # type: ignore[union-attr]
         assert [line.text for line in board.activity[1:3]] == [
             f"approve mined on chain {a}",

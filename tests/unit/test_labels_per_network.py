@@ -199,3 +199,33 @@ def test_the_server_start_line_names_the_protocol(monkeypatch: pytest.MonkeyPatc
     assert "local network" in line and "Nitrolite v1" in line and "ChannelHub" in line
     assert "Nitrolite v0.5" in serving_message("sepolia", "nitrolite-v0.5")
     assert "later" in serving_message("local", None)
+
+
+# --- amounts in token units with the symbol ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("units", "decimals", "text"),
+    [
+        (10_000_000, 6, "10 ytest.usd"),
+        (14_000_001, 6, "14.000001 ytest.usd"),
+        (10**24, 6, "1000000000000000000 ytest.usd"),
+        (1, 18, "0.000000000000000001 ytest.usd"),
+        (0, 6, "0 ytest.usd"),
+        (-1_500_000, 6, "-1.5 ytest.usd"),
+    ],
+)
+def test_format_amount_is_exact(units: int, decimals: int, text: str) -> None:
+    from settlement_widgets.channel.v0_5.core.amounts import format_amount
+
+    assert format_amount(units, decimals, "ytest.usd") == text
+
+
+def test_the_transfer_button_reads_token_units_exactly() -> None:
+    """Not "Transfer 1e+18 ytest.usd": the exact amount, at any size."""
+    wallet = WalletClient(PrivateKey(b"\x11" * 32))
+    board = SettlementDashboard(LOCAL, wallet, transfer_amount=10**24)
+    assert board.buttons["transfer"].description == "Transfer 1000000000000000000 ytest.usd"
+    board = SettlementDashboard(LOCAL, wallet, transfer_amount=1_234_567)
+    assert board.buttons["transfer"].description == "Transfer 1.234567 ytest.usd"
+    assert "e+" not in SettlementDashboard(LOCAL, wallet, transfer_amount=10**30)._label("transfer")
