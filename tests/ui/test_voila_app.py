@@ -20,6 +20,7 @@ server's kernel list and log, polled with deadlines; never on sleeps.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from collections.abc import Callable
@@ -211,19 +212,30 @@ def test_an_open_page_keeps_its_kernel_and_an_abandoned_one_is_culled(
 
 # --- the standalone command (issue 34) -------------------------------------------------------
 
-#: how the texts a person reads write the standalone Voila command (its last words)
-STANDALONE_TAIL = "voila notebooks/dashboard.ipynb"
-#: the texts that give the command; each shows the same one, which the test below runs
+#: a standalone Voila command of the dashboard, as inline code or a line of a code block
+STANDALONE = re.compile(
+    r"^\s*(\S[^`\n]*voila notebooks/dashboard\.ipynb)\s*$"
+    r"|`([^`\n]*voila notebooks/dashboard\.ipynb)`",
+    re.M,
+)
+#: the texts that give the command; each must show the same one, which the test below runs
+#: (a notebook's markdown cells are read as its text)
 COMMAND_TEXTS = (ROOT / "README.md",)
 
 
+def _text_of(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text())["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return path.read_text()
+
+
 def _standalone_command() -> str:
-    """The one standalone Voila command the texts show (a line of a code block)."""
+    """The one standalone Voila command the texts show."""
     found = {
-        line.strip()
+        (m.group(1) or m.group(2)).strip()
         for text in COMMAND_TEXTS
-        for line in text.read_text().splitlines()
-        if line.strip().endswith(STANDALONE_TAIL)
+        for m in STANDALONE.finditer(_text_of(text))
     }
     assert len(found) == 1, f"the texts show {len(found)} standalone Voila commands: {found}"
     return found.pop()
