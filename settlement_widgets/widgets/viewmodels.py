@@ -226,7 +226,8 @@ def contract_label(network: Network) -> str:
 
 @dataclass(frozen=True)
 class SelectorViewModel:
-    """The selector: three cards in ``SETTLEMENT_OPTIONS`` order and the selected method's
+    """The selector: three cards (:func:`~settlement_widgets.methods.settlement_options` of the
+    network, in that order) and the selected method's
     contract addresses (none for ``aggregator``)."""
 
     selected: SettlementMethod
