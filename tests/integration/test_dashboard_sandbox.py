@@ -114,7 +114,12 @@ async def test_v4_settles_intents_through_the_policy_hook(sandbox: LocalSandbox)
         assert board.activity[-1].href == sandbox.network.explorer.tx_url(tx)
         receipt = await solver.w3.eth.get_transaction_receipt(tx)
         assert receipt["status"] == 1 and receipt["from"] == solver.address
-        assert "settled: 1 sold" in board.activity[-1].text
+        # amounts exact, in token units with their symbols (issue 34)
+        settled = re.search(
+            r"settled: 1 (V4[AB]) sold, (\d+\.\d+) (V4[AB]) received", board.activity[-1].text
+        )
+        assert settled is not None, board.activity[-1].text
+        assert settled.group(1) != settled.group(3)
         # the link opens the sandbox explorer's page of that transaction, events named
         async with httpx.AsyncClient() as http:
             page = await http.get(sandbox.network.explorer.tx_url(tx))
