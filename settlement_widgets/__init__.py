@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "SETTLEMENT_OPTIONS": "methods",
     "SEPOLIA_CONTRACTS": "methods",
     "settlement_config": "methods",
+    "settlement_options": "methods",
     "Network": "networks",
     "SEPOLIA": "networks",
     "get_network": "networks",
@@ -116,6 +117,7 @@ __all__ = [
     "reset_v4_provider",
     "routes_frame",
     "settlement_config",
+    "settlement_options",
     "sign_intent",
 ]
 
@@ -142,6 +144,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         SettlementMethod,
         SettlementOption,
         settlement_config,
+        settlement_options,
     )
     from .networks import SEPOLIA, Network, get_network
     from .proofs import list_proofs, record_proof

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .errors import UnknownOptionError
+from .networks import PROTOCOL_V1, Network
 from .networks import SEPOLIA as _SEPOLIA
 
 __all__ = [
@@ -18,8 +19,10 @@ __all__ = [
     "SETTLEMENT_OPTIONS",
     "SettlementMethod",
     "SettlementOption",
+    "network_label",
     "option",
     "settlement_config",
+    "settlement_options",
     "validate_method",
 ]
 
@@ -47,6 +50,9 @@ class SettlementOption:
         }
 
 
+#: The options as the JACK dashboard describes them, on Sepolia (Nitrolite v0.5). Kept for
+#: JACK parity and old imports; what a card shows on the network in use is
+#: :func:`settlement_options` (``settlement_options(SEPOLIA)`` equals this list).
 SETTLEMENT_OPTIONS: list[SettlementOption] = [
     SettlementOption(
         id="aggregator",
@@ -93,6 +99,79 @@ SEPOLIA_CONTRACTS: dict[str, dict[str, str]] = {
 }
 
 AGGREGATOR_DESCRIPTION = "Routes through a bridge aggregator with best-rate discovery."
+
+#: the channel card's description on Nitrolite v1 (a Nitronode and its ChannelHub contract,
+#: where v0.5 has a ClearNode relay and the Custody and Adjudicator contracts)
+_CHANNEL_V1_DESCRIPTION = (
+    "Off-chain state-channel settlement (ERC-7824, Nitrolite v1) through a Nitronode and "
+    "its ChannelHub contract. Off-chain transfers are instant and cost no gas."
+)
+#: the chains the aggregator bridges between on the local sandbox (its profile's
+#: ``extra["aggregator"]``), shown instead of "Multi-chain"
+_AGGREGATOR_LOCAL_DESCRIPTION = (
+    "Routes from the sandbox's route server (LI.FI's schema), ranked by best rate, then "
+    "bridged for real between the sandbox's two chains."
+)
+_NETWORK_NAMES = {"sepolia": "Sepolia", "sepolia-v1": "Sepolia", "local": "Local sandbox"}
+
+
+def network_label(network: Network, *, protocol: bool = False) -> str:
+    """How a person reads ``network``: ``"Sepolia"``, ``"Local sandbox · chain 31337"``;
+    with ``protocol`` the channel protocol is named too (``"Sepolia · Nitrolite v1"``), for
+    the one method whose contracts and node depend on it."""
+    label = _NETWORK_NAMES.get(network.name, network.name)
+    if network.name == "local":
+        label = f"{label} · chain {network.chain_id}"
+    if protocol:
+        label += " · Nitrolite v1" if network.protocol == PROTOCOL_V1 else " · Nitrolite v0.5"
+    return label
+
+
+def _aggregator_chains(network: Network) -> list[int]:
+    """The chain ids the sandbox's aggregator bridges between (none off the sandbox)."""
+    data = network.extra.get("aggregator")
+    if not isinstance(data, dict) or not network.extra.get("lifiUrl"):
+        return []
+    return [int(c["chainId"]) for c in data.get("chains", ()) if "chainId" in c]
+
+
+def settlement_options(network: Network) -> list[SettlementOption]:
+    """The three options described for ``network``: the network each runs on as a person
+    reads it (:func:`network_label`), the channel's protocol (its v1 node and ChannelHub on
+    Nitrolite v1) and, on a sandbox that carries the aggregator, its two chains.
+
+    On :data:`~settlement_widgets.networks.SEPOLIA` this is :data:`SETTLEMENT_OPTIONS`, the
+    JACK dashboard's own table, so a card never says "Sepolia" on a sandbox."""
+    if not isinstance(network, Network):
+        from .errors import SettlementValueError
+
+        raise SettlementValueError(
+            f"network must be a Network (session.network), got {type(network).__name__}"
+        )
+    base = {o.id: o for o in SETTLEMENT_OPTIONS}
+    chains = _aggregator_chains(network)
+    aggregator = base["aggregator"]
+    if chains:
+        aggregator = SettlementOption(
+            id="aggregator",
+            label=aggregator.label,
+            desc=_AGGREGATOR_LOCAL_DESCRIPTION,
+            network=f"Local sandbox · chains {', '.join(map(str, chains))}",
+            status=aggregator.status,
+        )
+    channel = base["channel"]
+    channel = SettlementOption(
+        id="channel",
+        label=channel.label,
+        desc=_CHANNEL_V1_DESCRIPTION if network.protocol == PROTOCOL_V1 else channel.desc,
+        network=network_label(network, protocol=network.protocol == PROTOCOL_V1),
+        status=channel.status,
+    )
+    v4 = base["v4"]
+    v4 = SettlementOption(
+        id="v4", label=v4.label, desc=v4.desc, network=network_label(network), status=v4.status
+    )
+    return [aggregator, channel, v4]
 
 
 def validate_method(method: object) -> SettlementMethod:

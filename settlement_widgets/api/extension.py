@@ -30,8 +30,43 @@ __all__ = [
     "SettlementConfig",
     "explorer_handlers",
     "load_jupyter_server_extension",
+    "serving_message",
     "settlement_handlers",
+    "startup_protocol",
 ]
+
+#: how the start log names each channel protocol and what its node and contracts are
+_PROTOCOL_WORDS = {
+    "nitrolite-v0.5": "Nitrolite v0.5 (ClearNode relay, Custody and Adjudicator)",
+    "nitrolite-v1": "Nitrolite v1 (Nitronode, ChannelHub)",
+}
+
+
+def startup_protocol(network_name: str, shared_sandbox: bool) -> str | None:
+    """The channel protocol the server will serve, known at start without waiting for any
+    sandbox: the public profile's; on ``local`` the server's own sandbox's
+    (``SETTLEMENT_PROTOCOL``) or, without one, the profile a sandbox wrote (None when there
+    is none yet)."""
+    from ..errors import SettlementError
+    from ..networks import get_network
+
+    if network_name == "local" and shared_sandbox:
+        from ..sandbox.shared import _wanted_protocol
+
+        return f"nitrolite-{_wanted_protocol()}"
+    try:
+        return get_network(network_name).protocol
+    except SettlementError:
+        return None
+
+
+def serving_message(network_name: str, protocol: str | None) -> str:
+    """The extension's start line: the network and, always, the channel protocol, so a v1
+    server says v1 (``protocol`` None: no sandbox profile to read it from yet)."""
+    words = _PROTOCOL_WORDS.get(protocol or "", protocol) or "protocol of the sandbox started later"
+    return (
+        f"settlement_widgets: /api/settlement serving the {network_name} network, channel: {words}"
+    )
 
 
 def settlement_handlers(base_url: str, service: SettlementService) -> list[tuple[str, Any, dict]]:
@@ -84,7 +119,10 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     if sandbox is not None:
         handlers += explorer_handlers(base_url, service)
     web_app.add_handlers(".*$", handlers)
-    serverapp.log.info("settlement_widgets: /api/settlement serving the %s network", config.network)
+    serverapp.log.info(
+        "%s",
+        serving_message(config.network, startup_protocol(config.network, config.shared_sandbox)),
+    )
     if sandbox is not None:
         from tornado.ioloop import IOLoop
 
@@ -102,9 +140,15 @@ async def _start_in_background(sandbox: ServerSandbox, log: Any) -> None:
     from ..errors import SettlementError
 
     try:
-        await sandbox.ensure()
+        network = await sandbox.ensure()
     except SettlementError as exc:
         log.error("settlement_widgets: the server's sandbox did not start: %s", exc)
+        return
+    log.info(
+        "settlement_widgets: the server's sandbox is ready (%s): channel node %s",
+        _PROTOCOL_WORDS.get(network.protocol, network.protocol),
+        network.node_url,
+    )
 
 
 #: the older public name some tools still look up

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..channel.v0_5.core.amounts import format_amount
 from ..networks import Network
 from ..widgets import ChannelStatusPanel, SettlementSelector
-from .view import LogLine, _short
+from .view import LogLine, _short, counterparty
 
 if TYPE_CHECKING:
     from ..channel.interface import ChannelClient
@@ -71,7 +72,7 @@ class ChannelActions:
 
     async def _off_chain(self, provider: ChannelClient) -> str:
         units_ = (await provider.balances()).get(provider.asset, 0)
-        return f"{units_ / 10**self.network.asset_decimals:g} {provider.asset}"
+        return format_amount(units_, self.network.asset_decimals, provider.asset)
 
     async def faucet(self) -> None:
         """Ask the network's faucet for test tokens (an off-chain credit)."""
@@ -100,7 +101,8 @@ class ChannelActions:
         channel = await provider.create_channel(broker, asset, 0)
         self._track(channel)
         tx = channel.tx_hashes.get("create")
-        line = f"channel {_short(channel.id)} opened with the broker {_short(broker)}:"
+        who = counterparty(self.network.protocol)
+        line = f"channel {_short(channel.id)} opened with {who} {_short(broker)}:"
         if tx is not None:
             self._add_log(self._tx_line(line, tx, self.network.explorer.tx_url(tx)))
         else:
@@ -114,11 +116,11 @@ class ChannelActions:
         to = self.recipient or provider.broker_address
         assert to is not None
         sent = await provider.transfer(channel.id, self.transfer_amount, to)
-        amount = sent.amount / 10**self.network.asset_decimals
+        amount = format_amount(sent.amount, self.network.asset_decimals, sent.asset)
         self._add_log(
             LogLine(
                 "ok",
-                f"transfer {sent.id}: {amount:g} {sent.asset} to {_short(to)}, gas 0; "
+                f"transfer {sent.id}: {amount} to {_short(to)}, gas 0; "
                 f"balance {await self._off_chain(provider)}",
             )
         )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import ipywidgets
 
+from ..channel.v0_5.core.amounts import format_amount
 from ..errors import (
     TransactionFailedError,
 )
@@ -128,6 +130,7 @@ class RouteActions:
             # sandbox's test USDC and mints what the route needs, as a faucet would
             await self._mint_sandbox_usdc(sandbox[2], amount - before[0])
             before = await self._usdc_balances(sandbox)
+        started = time.monotonic()
         plan = await provider.execute_plan(routes[0], wallet=self.user, send=True)
         for tx in plan.transactions:
             if tx.tx_hash is not None:
@@ -140,6 +143,11 @@ class RouteActions:
                     )
                 )
         final = await provider.track(plan.tx_hashes[-1], poll_interval=0.1)
+        took = time.monotonic() - started
+        # the table shows the measured time beside the route's own estimate
+        self._routes.value = _routes_html(
+            frame, source=self.routes_source, title=title, measured={routes[0].id: took}
+        )
         after = await self._usdc_balances(sandbox)
         receiving = final.receiving
         if not final.done or receiving is None or not receiving.tx_hash:
@@ -151,9 +159,10 @@ class RouteActions:
         self._add_log(
             LogLine(
                 "ok" if final.substatus == "COMPLETED" else "error",
-                f"{final.status}/{final.substatus}: sent {(before[0] - after[0]) / 10**6:.2f} "
-                f"USDC on chain {source}, received {(after[1] - before[1]) / 10**6:.2f} on "
-                f"chain {receiving.chain_id}",
+                f"{final.status}/{final.substatus} in {took:.1f} s (estimate "
+                f"{routes[0].duration:g} s): sent {format_amount(before[0] - after[0], 6, 'USDC')} "
+                f"on chain {source}, received {format_amount(after[1] - before[1], 6, 'USDC')} "
+                f"on chain {receiving.chain_id}",
                 href=explorer_tx(self.network, receiving.chain_id, receiving.tx_hash),
                 link_text=receiving.tx_hash[:10] + "…",
             )

@@ -5,9 +5,13 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING
 
+from ..channel.v0_5.core.amounts import format_amount
 from ..networks import Network
 from ..widgets import SettlementSelector
 from .view import ONE_V4_TOKEN, LogLine, _short
+
+#: the decimals of the pool's test tokens (ONE_V4_TOKEN is one of them)
+V4_TOKEN_DECIMALS = 18
 
 if TYPE_CHECKING:
     from ..networks import Network
@@ -132,18 +136,34 @@ class V4Actions:
         signed = await user.sign_intent(intent)
         before = await user.balance_of(token_out)
         tx = await solver.settle_intent(signed, pool, 99 * ONE_V4_TOKEN // 100)
-        received = (await user.balance_of(token_out) - before) / ONE_V4_TOKEN
+        received = await user.balance_of(token_out) - before
         self._v4_tx = tx.hash
         if self.selector.selected == "v4":
             self._show_panel("v4")
+        sold_symbol, got_symbol = await self._symbol(token_in), await self._symbol(token_out)
+        sold = format_amount(intent.amount_in, V4_TOKEN_DECIMALS, sold_symbol)
+        got = format_amount(received, V4_TOKEN_DECIMALS, got_symbol)
         self._add_log(
             self._tx_line(
-                f"intent {_short(intent.id)} settled: 1 sold, {received:.6f} received "
+                f"intent {_short(intent.id)} settled: {sold} sold, {got} received "
                 f"({tx.gas_used:,} gas):",
                 tx.hash,
                 tx.explorer_url,
             )
         )
+
+    async def _symbol(self, token: str) -> str:
+        """The ERC-20 ``symbol()`` of a pool token, for the log (its short address when the
+        token has none)."""
+        from ..contracts import load_artifact
+
+        abi = load_artifact("V4TestToken").abi
+        contract = self.user.w3.eth.contract(address=token, abi=abi)  # type: ignore[call-overload]
+        try:
+            symbol = await contract.functions.symbol().call()
+        except Exception:  # a token without symbol(): named by its address instead
+            return f"token {_short(token)}"
+        return str(symbol) if symbol else f"token {_short(token)}"
 
     async def _mint_test_token(self, token: str) -> None:
         """Mint the sandbox's open-mint ``V4TestToken`` to the user (a test token only)."""

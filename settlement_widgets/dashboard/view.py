@@ -5,6 +5,7 @@ and HTML, the buttons' labels and the routes table's heading.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
@@ -26,7 +27,16 @@ if TYPE_CHECKING:
     from ..widgets.viewmodels import AggregatorSource
 
 
-__all__ = ["ACTIONS", "Action", "ActionState", "LogLine", "enabled_actions", "render_log_html"]
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "ActionState",
+    "LogLine",
+    "action_tooltip",
+    "counterparty",
+    "enabled_actions",
+    "render_log_html",
+]
 
 Action = Literal[
     "faucet", "open_channel", "transfer", "close_channel", "settle_intent", "show_routes"
@@ -184,6 +194,29 @@ _TOOLTIPS: Final[dict[Action, str]] = {
 }
 
 
+#: the channel's counterparty and its on-chain open, per channel protocol: Nitrolite v0.5's
+#: relay (ClearNode) opens channels with its broker through the Custody contract, v1's
+#: Nitronode is itself the counterparty, through the ChannelHub
+_COUNTERPARTY: Final[dict[str, tuple[str, str]]] = {
+    "nitrolite-v0.5": ("the broker", "Custody.create"),
+    "nitrolite-v1": ("the node", "ChannelHub.createChannel"),
+}
+
+
+def counterparty(protocol: str) -> str:
+    """Who a channel is opened with on ``protocol``, as the log says it (``the broker`` on
+    Nitrolite v0.5, ``the node`` on v1)."""
+    return _COUNTERPARTY.get(protocol, _COUNTERPARTY["nitrolite-v0.5"])[0]
+
+
+def action_tooltip(action: Action, protocol: str) -> str:
+    """The tooltip of ``action``'s button on a network whose channel speaks ``protocol``."""
+    if action == "open_channel":
+        who, call = _COUNTERPARTY.get(protocol, _COUNTERPARTY["nitrolite-v0.5"])
+        return f"Open a state channel with {who} ({call})"
+    return _TOOLTIPS[action]
+
+
 #: the routes table's heading per data source: (text, colour)
 _ROUTE_HEADINGS: Final[dict[str, tuple[str, str]]] = {
     "local": (
@@ -195,13 +228,19 @@ _ROUTE_HEADINGS: Final[dict[str, tuple[str, str]]] = {
 
 
 def _routes_html(
-    frame: pd.DataFrame, *, source: AggregatorSource, title: str = "100 USDC Arbitrum → Optimism"
+    frame: pd.DataFrame,
+    *,
+    source: AggregatorSource,
+    title: str = "100 USDC Arbitrum → Optimism",
+    measured: Mapping[str, float] | None = None,
 ) -> str:
-    """The routes as :func:`~settlement_widgets.aggregator.routes_styler` draws them, under a
-    heading that says where the data came from (escaped, in the theme's colours)."""
+    """The routes as :func:`~settlement_widgets.aggregator.routes_styler` draws them (each
+    route's estimate, and the measured time of the routes a run executed: ``measured``, route
+    id -> seconds), under a heading that says where the data came from (escaped, in the
+    theme's colours)."""
     from ..aggregator.core.frame import routes_styler
 
-    table = routes_styler(frame).to_html()
+    table = routes_styler(frame, measured).to_html()
     label, colour = _ROUTE_HEADINGS[source]
     return (
         f'<div class="sw-routes-table" style="padding:8px 12px;border:1px solid {BORDER};'

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
+from ..channel.v0_5.core.amounts import format_amount
 from ..errors import (
     SettlementError,
     SettlementValueError,
@@ -55,13 +56,13 @@ from .view import (
     _EXPECTED_SECONDS,
     _LABELS,
     _MAX_LOG_LINES,
-    _TOOLTIPS,
     ACTIONS,
     Action,
     ActionState,
     LogLine,
     _short,
     _status_html,
+    action_tooltip,
     enabled_actions,
     render_log_html,
 )
@@ -162,7 +163,7 @@ class SettlementDashboard(ChannelActions, V4Actions, RouteActions, StaticSnapsho
             for action in actions:
                 button = ipywidgets.Button(
                     description=self._label(action),
-                    tooltip=_TOOLTIPS[action],
+                    tooltip=action_tooltip(action, network.protocol),
                     layout=ipywidgets.Layout(width="auto"),
                 )
                 button.add_class("sw-action")
@@ -344,8 +345,9 @@ class SettlementDashboard(ChannelActions, V4Actions, RouteActions, StaticSnapsho
 
     def _label(self, action: Action) -> str:
         if action == "transfer":
-            amount = self.transfer_amount / 10**self.network.asset_decimals
-            return f"Transfer {amount:g} {self.network.asset_symbol}"
+            return "Transfer " + format_amount(
+                self.transfer_amount, self.network.asset_decimals, self.network.asset_symbol
+            )
         if action == "show_routes" and self._sandbox_route() is not None:
             return "Bridge 100 USDC (best route)"
         return _LABELS[action]

@@ -7,7 +7,8 @@ server (faucet, ``/rpc``, explorer) on loopback, and prints the network profile 
 of JSON on stdout (``Network.to_json()``, ``rpcUrl`` on loopback). The profile is also
 written to ``$SETTLEMENT_HOME/sandbox/profile.json`` (where ``get_network("local")`` looks)
 and to ``--profile-out`` if given.
-Runs until SIGINT or SIGTERM, then stops everything and exits 0.
+Runs until SIGINT or SIGTERM, then stops everything and exits 0. One per ``SETTLEMENT_HOME``:
+a second one on the same home exits 1 saying the running one's pid and URL (:mod:`.lock`).
 
 ``--twin sepolia`` starts the Sepolia twin instead (:mod:`.twin`: chain id 11155111, our
 contracts at Sepolia's addresses, relay and faucet on loopback) and writes the environment a
@@ -28,7 +29,10 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .lock import SandboxLock
 
 __all__ = ["main", "write_env_file"]
 
@@ -160,6 +164,35 @@ async def _run_twin(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     if args.twin:
         return await _run_twin(args)
+    from ..errors import ConfigurationError
+    from ..networks import settlement_home
+    from .lock import Holder, SandboxLock, refusal_message
+    from .profile import default_profile_path
+    from .shared import _read_profile, profile_answers
+
+    # one sandbox per SETTLEMENT_HOME: a second one is refused with the first's pid and URL
+    # (a crashed one holds no lock, and its profile is taken over; see .lock)
+    home = settlement_home()
+    lock = SandboxLock(home)
+    try:
+        lock.acquire()
+    except ConfigurationError as exc:
+        print(f"settlement-sandbox: {exc}", file=sys.stderr, flush=True)
+        return 1
+    try:
+        existing = _read_profile(default_profile_path())
+        if existing is not None and await profile_answers(existing):
+            url = (existing.get("extra") or {}).get("httpUrl")
+            holder = Holder(None, url if isinstance(url, str) else None)
+            print(f"settlement-sandbox: {refusal_message(home, holder)}", file=sys.stderr)
+            return 1
+        return await _serve(args, lock)
+    finally:
+        lock.release()
+
+
+async def _serve(args: argparse.Namespace, lock: SandboxLock) -> int:
+    """Start the sandbox, write its profile, serve until SIGINT/SIGTERM, clean up."""
     from .collector import settle_collector
     from .local import LocalSandbox
     from .profile import default_profile_path, remove_profile, write_profile
@@ -188,6 +221,7 @@ async def _run(args: argparse.Namespace) -> int:
     network = sandbox.network
     profile = network.to_json()
     home_profile = write_profile(network, default_profile_path())
+    lock.publish(str(network.extra.get("httpUrl") or network.rpc_url))
     if args.profile_out is not None:
         write_profile(network, args.profile_out)
     print(json.dumps(profile), flush=True)

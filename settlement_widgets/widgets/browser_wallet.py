@@ -56,7 +56,13 @@ if TYPE_CHECKING:
 
     from ..networks import Network
 
-__all__ = ["DEFAULT_REQUEST_TIMEOUT", "BrowserWallet", "chain_parameters", "json_safe"]
+__all__ = [
+    "DEFAULT_REQUEST_TIMEOUT",
+    "NO_WALLET_MESSAGE",
+    "BrowserWallet",
+    "chain_parameters",
+    "json_safe",
+]
 
 _log = logging.getLogger("settlement_widgets.wallet")
 _STATIC = Path(__file__).with_name("static")
@@ -67,10 +73,14 @@ _HELLO_TIMEOUT = 15.0
 _JS_SAFE_INT = 2**53 - 1
 _TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _SIGNATURE = re.compile(r"^0x[0-9a-fA-F]{130}$")
-_NO_WALLET = (
-    "no browser wallet (EIP-1193) in this page: install one, or use a private key "
-    "(WalletClient, SETTLEMENT_PRIVATE_KEY) instead"
+#: the no-wallet sentence, the page's own (``NO_WALLET_MESSAGE`` in static/browser_wallet.js):
+#: plain words, what to do; the card shows it once (its missing-wallet line)
+NO_WALLET_MESSAGE = (
+    "No wallet found in this browser. Install a wallet extension (such as MetaMask) and "
+    "reload this page, or set SETTLEMENT_PRIVATE_KEY to a funded test key and run the "
+    "notebook again."
 )
+_NO_WALLET = NO_WALLET_MESSAGE
 
 
 def json_safe(value: Any) -> Any:
@@ -264,7 +274,12 @@ class BrowserWallet(Signer, anywidget.AnyWidget, metaclass=_WidgetSignerMeta):  
         error = reply.get("error")
         if error is not None:
             failure = self._failure(what, error)
-            self.error = str(failure)
+            if isinstance(failure, WalletUnavailableError):
+                # the card's missing-wallet line says it (once); no second copy below it
+                self.available = "no"
+                self.error = ""
+            else:
+                self.error = str(failure)
             raise failure
         return reply.get("result")
 

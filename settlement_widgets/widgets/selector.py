@@ -22,7 +22,7 @@ from .error_output import ErrorOutput, run_callback
 from .home_loop import HomeLoop
 from .render import render_address_box_html, render_caption_html, render_card_html
 from .snapshot import StaticSnapshot
-from .viewmodels import AggregatorSource, SelectorViewModel
+from .viewmodels import AggregatorSource, SelectorViewModel, network_aggregator_source
 
 __all__ = ["SettlementSelector"]
 
@@ -38,7 +38,10 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     selection from Python without calling it. Errors raised by ``on_change`` (or by a
     coroutine it returns) are shown in :attr:`errors`, below the cards.
     ``aggregator_source`` (``live`` or ``local``) is where the aggregator's data comes
-    from, so its card's pill never says ``live`` for a route server on this machine.
+    from, so its card's pill never says ``live`` for a route server on this machine; by
+    default it is the network's
+    (:func:`~settlement_widgets.widgets.viewmodels.network_aggregator_source`, the rule the
+    dashboard follows too, so a notebook and the dashboard agree on the same sandbox).
     """
 
     selected = traitlets.Unicode("aggregator", help="the selected settlement method")
@@ -48,7 +51,7 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         selected: str = "aggregator",
         on_change: OnChange | None = None,
         network: Network | str | None = None,
-        aggregator_source: AggregatorSource = "live",
+        aggregator_source: AggregatorSource | None = None,
         **kwargs: Any,
     ) -> None:
         reject_unknown(
@@ -60,11 +63,15 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         self._check_callback(on_change)
         self._network = resolve_network(network)
         # what the aggregator card's pill says: "live" only for data from the live API
-        self._aggregator_source: AggregatorSource = aggregator_source
+        self._aggregator_source: AggregatorSource = (
+            network_aggregator_source(self._network)
+            if aggregator_source is None
+            else aggregator_source
+        )
         self.on_change: OnChange | None = on_change
         self._errors = ErrorOutput("SettlementSelector")
 
-        vm = SelectorViewModel.build(method, self._network, aggregator_source)
+        vm = SelectorViewModel.build(method, self._network, self._aggregator_source)
         self._card_html: dict[str, ipywidgets.HTML] = {}
         self._buttons: dict[str, ipywidgets.Button] = {}
         cards = []

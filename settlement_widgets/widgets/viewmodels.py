@@ -23,8 +23,8 @@ from typing import Any, Literal
 from ..addresses import is_address, short, to_checksum
 from ..errors import SettlementValueError, UnknownOptionError
 from ..links import is_link_target
-from ..methods import SETTLEMENT_OPTIONS, SettlementMethod, validate_method
-from ..networks import Network
+from ..methods import SettlementMethod, settlement_options, validate_method
+from ..networks import PROTOCOL_V1, Network
 
 __all__ = [
     "CAMEL_TO_SNAKE",
@@ -45,7 +45,9 @@ __all__ = [
     "accent",
     "aggregator_source",
     "card_pill",
+    "contract_label",
     "explorer_base_is_safe",
+    "network_aggregator_source",
     "status_colour",
 ]
 
@@ -93,11 +95,6 @@ _TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _INTENT_NAMES = {0: "OPERATE", 1: "INITIALIZE", 2: "RESIZE", 3: "FINALIZE"}
 #: the custody contract's ChannelStatus enum
 _STATUS_NAMES = {0: "void", 1: "initial", 2: "active", 3: "dispute", 4: "final"}
-_NETWORK_DISPLAY = {
-    "sepolia": "Sepolia",
-    "sepolia-v1": "Sepolia · Nitrolite v1",
-    "local": "Local sandbox",
-}
 
 
 def status_colour(status: str | None) -> str:
@@ -162,6 +159,18 @@ def aggregator_source(base_url: str | None) -> AggregatorSource:
     return data_source(base_url)
 
 
+def network_aggregator_source(network: Network) -> AggregatorSource:
+    """Where the aggregator's data comes from on ``network`` when no provider is given: the
+    network profile's route server (``extra["lifiUrl"]``, the local sandbox's), else the
+    URL a default provider calls (``LIFI_API_URL``, else the live LI.FI API). The one rule
+    of the selector's pill and the dashboard's routes heading, so notebook and dashboard
+    say the same thing on the same sandbox."""
+    import os
+
+    url = network.extra.get("lifiUrl") or os.environ.get("LIFI_API_URL")
+    return aggregator_source(url if isinstance(url, str) else None)
+
+
 def card_pill(method: str, network_name: str, aggregator: AggregatorSource = "live") -> str:
     """What a card's pill says, so that it never claims more than is true.
 
@@ -191,7 +200,8 @@ class CardViewModel:
     pill: str = ""
 
 
-#: the address box per method: (label, NetworkContracts attribute)
+#: the address box per method: (label, NetworkContracts attribute); the channel's are the
+#: protocol's (:data:`_CHANNEL_V1_ADDRESSES` on Nitrolite v1)
 _METHOD_ADDRESSES: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType(
     {
         "aggregator": (),
@@ -203,11 +213,21 @@ _METHOD_ADDRESSES: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType(
         ),
     }
 )
+#: Nitrolite v1 has one contract where v0.5 has two: the ChannelHub holds the funds and
+#: judges disputes
+_CHANNEL_V1_ADDRESSES: tuple[tuple[str, str], ...] = (("ChannelHub", "channel_hub"),)
+
+
+def contract_label(network: Network) -> str:
+    """What the channel's on-chain judge is called on ``network``: the ``Adjudicator`` on
+    Nitrolite v0.5, the ``ChannelHub`` on v1 (where it also holds the funds)."""
+    return "ChannelHub" if network.protocol == PROTOCOL_V1 else "Adjudicator"
 
 
 @dataclass(frozen=True)
 class SelectorViewModel:
-    """The selector: three cards in ``SETTLEMENT_OPTIONS`` order and the selected method's
+    """The selector: three cards (:func:`~settlement_widgets.methods.settlement_options` of the
+    network, in that order) and the selected method's
     contract addresses (none for ``aggregator``)."""
 
     selected: SettlementMethod
@@ -218,33 +238,34 @@ class SelectorViewModel:
 
     @classmethod
     def build(
-        cls, selected: str, network: Network, aggregator: AggregatorSource = "live"
+        cls, selected: str, network: Network, aggregator: AggregatorSource | None = None
     ) -> SelectorViewModel:
         """The selector on ``network``; ``aggregator`` says where the aggregator's data
-        comes from (``live`` for the default provider, which calls the LI.FI API)."""
+        comes from (None: :func:`network_aggregator_source`, the rule the dashboard uses)."""
         method = validate_method(selected)
+        if aggregator is None:
+            aggregator = network_aggregator_source(network)
         if aggregator not in _AGGREGATOR_SOURCES:
             raise SettlementValueError(f"aggregator must be 'live' or 'local', got {aggregator!r}")
-        display = _NETWORK_DISPLAY.get(network.name, network.name)
-        if network.name == "local":
-            display = f"{display} · chain {network.chain_id}"
         cards = tuple(
             CardViewModel(
                 id=o.id,
                 label=o.label,
                 desc=o.desc,
-                # the aggregator is multi-chain whatever the network; the others run on it
-                network=o.network if o.id == "aggregator" else display,
+                network=o.network,
                 status=o.status,
                 selected=o.id == method,
                 pill=card_pill(o.id, network.name, aggregator),
             )
-            for o in SETTLEMENT_OPTIONS
+            for o in settlement_options(network)
         )
         c = network.contracts
+        lines = _METHOD_ADDRESSES[method]
+        if method == "channel" and network.protocol == PROTOCOL_V1:
+            lines = _CHANNEL_V1_ADDRESSES
         addresses = tuple(
             AddressLine(label, getattr(c, attr), _address_href(network, getattr(c, attr)))
-            for label, attr in _METHOD_ADDRESSES[method]
+            for label, attr in lines
         )
         return cls(
             selected=method,
@@ -536,7 +557,9 @@ class StatusViewModel:
             if props.adjudicator:
                 rows.append(
                     _truncated_row(
-                        "Adjudicator", props.adjudicator, _address_href(network, props.adjudicator)
+                        contract_label(network),
+                        props.adjudicator,
+                        _address_href(network, props.adjudicator),
                     )
                 )
             if props.challenge_period is not None:

@@ -89,7 +89,11 @@ async def test_wrong_counterparty_or_asset_is_refused_before_anything_is_sent(
         for amount in (-1, 0.5, "1", True, Decimal(1)):
             with pytest.raises(InvalidAmountError, match="initial_amount"):
                 await p.create_channel(sandbox.broker_address, sandbox.token, amount)  # type: ignore[arg-type]
-        with pytest.raises(InsufficientBalanceError, match="exceeds the wallet"):
+        # amounts in token units with the symbol, never raw smallest units (issue 34)
+        with pytest.raises(
+            InsufficientBalanceError,
+            match=r"^initial_amount 101 ytest\.usd exceeds the wallet's \d+(\.\d+)? ytest\.usd",
+        ):
             await p.create_channel(sandbox.broker_address, sandbox.token, 101 * U)
         assert p.channels() == []
         assert p.pending_work() == NO_WORK
@@ -125,13 +129,20 @@ async def test_unknown_channel_ids(alice: Alice) -> None:
 async def test_amounts_above_the_balance(alice: Alice, sandbox: LocalSandbox) -> None:
     p = alice.p
     before = await alice.snapshot()
-    with pytest.raises(InsufficientBalanceError, match="exceeds the off-chain balance"):
+    with pytest.raises(InsufficientBalanceError) as exceeded:
         await p.transfer(alice.channel_id, 14 * U + 1, alice.bob)
-    with pytest.raises(InsufficientBalanceError, match="off-chain balance"):
+    # in token units with the symbol, exactly (issue 34: not "balance of 14000000 units")
+    assert str(exceeded.value) == (
+        "amount 14.000001 ytest.usd exceeds the off-chain balance of 14 ytest.usd: nothing was sent"
+    )
+    with pytest.raises(
+        InsufficientBalanceError,
+        match=r"off-chain balance is 14 ytest\.usd; 14\.000001 ytest\.usd cannot be moved",
+    ):
         await p.resize(alice.channel_id, -(14 * U + 1))
     with pytest.raises(InsufficientBalanceError, match="wallet holds"):
         await p.resize(alice.channel_id, 17 * U)
-    with pytest.raises(InsufficientBalanceError, match="custody holds 0"):
+    with pytest.raises(InsufficientBalanceError, match=r"custody holds 0 ytest\.usd"):
         await p.withdraw()
     with pytest.raises(InsufficientBalanceError, match="off-chain balance"):
         await p.withdraw(15 * U, channel_id=alice.channel_id)

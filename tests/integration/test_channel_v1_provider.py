@@ -187,13 +187,15 @@ async def test_bad_input_is_refused_before_anything_is_signed(sb: LocalSandbox) 
             await ph.create_channel(hank.address, ph.asset, 0)
         with pytest.raises(InvalidAmountError):
             await ph.create_channel(ph.node_address, ph.asset, -1)
-        with pytest.raises(InsufficientBalanceError):
+        with pytest.raises(InsufficientBalanceError, match=f"2 {ph.asset} are needed"):
             await ph.create_channel(ph.node_address, ph.asset, 2 * U)
         with pytest.raises(ChannelNotFoundError):
             await ph.transfer(None, 1, hank.address)
         channel = await ph.create_channel(ph.node_address, ph.asset, U)
-        with pytest.raises(InsufficientBalanceError):
+        with pytest.raises(InsufficientBalanceError) as asked:
             await ph.withdraw(2 * U)
+        # in token units with the symbol (issue 34), never raw smallest units
+        assert str(asked.value) == f"the channel holds 1 {ph.asset}, 2 {ph.asset} were asked"
         with pytest.raises(InvalidAmountError):
             await ph.transfer(channel.id, 0, hank.address)
         assert ph.store.latest_state(ph.asset)["version"] == "1"  # nothing else was signed

@@ -114,7 +114,12 @@ async def test_v4_settles_intents_through_the_policy_hook(sandbox: LocalSandbox)
         assert board.activity[-1].href == sandbox.network.explorer.tx_url(tx)
         receipt = await solver.w3.eth.get_transaction_receipt(tx)
         assert receipt["status"] == 1 and receipt["from"] == solver.address
-        assert "settled: 1 sold" in board.activity[-1].text
+        # amounts exact, in token units with their symbols (issue 34)
+        settled = re.search(
+            r"settled: 1 (V4[AB]) sold, (\d+\.\d+) (V4[AB]) received", board.activity[-1].text
+        )
+        assert settled is not None, board.activity[-1].text
+        assert settled.group(1) != settled.group(3)
         # the link opens the sandbox explorer's page of that transaction, events named
         async with httpx.AsyncClient() as http:
             page = await http.get(sandbox.network.explorer.tx_url(tx))
@@ -165,7 +170,15 @@ async def test_the_best_route_is_executed_between_the_sandbox_chains(
         assert "worst-case net $" in lines[0]
         done = board.activity[-1]
         assert done.level == "ok", lines
-        assert done.text.startswith(f"DONE/COMPLETED: sent 100.00 USDC on chain {a}")
+        # the measured time beside the route's estimate, amounts exact with the symbol
+        took = re.match(r"DONE/COMPLETED in (\d+\.\d) s \(estimate [0-9.]+ s\): ", done.text)
+        assert took is not None, done.text
+        assert done.text.endswith(
+            f"sent 100 USDC on chain {a}, received 99.95 USDC on chain {b}"
+        ), done.text
+        assert ">Est. duration</th>" in board.routes_html
+        assert ">Measured</th>" in board.routes_html
+        assert board.routes_html.count(">not run<") == 2  # the two routes not executed
         assert done.href == sandbox.explorer_tx(b, done.href.rsplit("/", 1)[1])  # type: ignore[union-attr]
         assert [line.text for line in board.activity[1:3]] == [
             f"approve mined on chain {a}",

@@ -233,6 +233,13 @@ def test_explorer_link_outlives_the_kernel_under_a_base_url(tmp_path: Path) -> N
         if anonymous.status_code == 302:
             assert "/login" in anonymous.headers["Location"]
 
+        # the server's start log names the channel protocol, at start and once it is ready
+        started = [line for line in server.log if "/api/settlement serving the" in line]
+        assert len(started) == 1 and "local network, channel: Nitrolite v0.5" in started[0]
+        assert any(
+            "the server's sandbox is ready (Nitrolite v0.5" in line for line in server.log
+        ), "".join(server.log)[-3000:]
+
         # /api/settlement describes that very sandbox, its links under the server
         body = server.get("api/settlement").json()
         profile = json.loads((home / "sandbox" / "profile.json").read_text())

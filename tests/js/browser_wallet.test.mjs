@@ -744,7 +744,28 @@ describe("render", () => {
     const el2 = fakeEl();
     cleanup = widget.render({ model: model2, el: el2 });
     await el2.find("sw-wallet-connect").fire("click");
-    assert.equal(model2.state.error, NO_WALLET_MESSAGE);
+    // said once, by the missing-wallet line; the error line stays empty (issue 34)
+    assert.equal(model2.state.error, "");
+    assert.equal(model2.state.available, "no");
+    assert.equal(el2.find("sw-wallet-missing").hidden, false);
+    assert.equal(el2.find("sw-wallet-missing").textContent, NO_WALLET_MESSAGE);
+    assert.equal(el2.find("sw-wallet-error").hidden, true);
+    cleanup();
+  });
+
+  test("the no-wallet sentence is never shown twice, and is plain words", () => {
+    globalThis.window = fakeWindow();
+    const model = fakeModel({ available: "no", error: NO_WALLET_MESSAGE });
+    const el = fakeEl();
+    const cleanup = widget.render({ model, el });
+    assert.equal(el.find("sw-wallet-missing").hidden, false);
+    assert.equal(el.find("sw-wallet-error").hidden, true);
+    // another error still shows below the missing-wallet line
+    model.set("error", "Wallet error: x");
+    assert.equal(el.find("sw-wallet-error").hidden, false);
+    for (const jargon of ["WalletClient", "EIP-1193"]) {
+      assert.ok(!NO_WALLET_MESSAGE.includes(jargon), jargon);
+    }
     cleanup();
   });
 });

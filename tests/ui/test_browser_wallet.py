@@ -28,6 +28,7 @@ from playwright.sync_api import Page, expect
 from test_walkthrough_browser import _click_through, _run_all
 
 from settlement_widgets.sandbox.chain import dev_keys
+from settlement_widgets.widgets.browser_wallet import NO_WALLET_MESSAGE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -341,14 +342,17 @@ def test_a_page_without_a_wallet_says_so_in_jupyterlab_and_voila(
     expect(card.locator(".sw-wallet-missing")).to_be_visible()
     expect(card).to_have_attribute("data-available", "no")
     _fail_on_traceback_expected(page, "WalletUnavailableError")
-    expect(card.locator(".sw-wallet-error")).to_contain_text("no browser wallet")
+    # said once, in plain words, by the card's missing-wallet line (issue 34)
+    expect(card.locator(".sw-wallet-missing")).to_have_text(NO_WALLET_MESSAGE)
+    expect(card.locator(".sw-wallet-error")).to_be_hidden()
+    assert card.inner_text().count("No wallet found in this browser") == 1
 
     page.goto(wallet_lab.page_url("voila/render/dashboard.ipynb"))
     dashboard = page.locator(".sw-dashboard")
     expect(dashboard.locator(".sw-wallet-missing")).to_be_visible()
     dashboard.locator("button.sw-action-faucet").click()
     error = dashboard.locator(".sw-log-line[data-level='error']")
-    expect(error).to_contain_text("no browser wallet (EIP-1193) in this page")
+    expect(error).to_contain_text("No wallet found in this browser")
     page.screenshot(path=str(ARTIFACTS / "voila-wallet-missing.png"), full_page=True)
     assert loopback_page.blocked == []
 
@@ -356,4 +360,4 @@ def test_a_page_without_a_wallet_says_so_in_jupyterlab_and_voila(
 def _fail_on_traceback_expected(page: Page, name: str) -> None:
     """The cell's traceback names ``name`` and says what to do."""
     traceback = page.locator(f".jp-OutputArea-output:has-text('{name}')")
-    expect(traceback).to_contain_text("no browser wallet (EIP-1193) in this page")
+    expect(traceback).to_contain_text("No wallet found in this browser")

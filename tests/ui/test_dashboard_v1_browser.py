@@ -78,4 +78,16 @@ def test_the_v1_dashboard_clicked_through_in_voila(lab: Lab, loopback_page: Loop
     expect(dashboard.locator("button.sw-action-open-channel")).to_be_enabled()
     page.screenshot(path=str(ARTIFACTS / "voila-v1-dashboard-closed.png"), full_page=True)
     _no_error_box(dashboard, where)
+    # every label says v1 (issue 34): the log opens with the node, not a broker; the
+    # selector lists the ChannelHub, not v0.5's Custody and Adjudicator; the panel names it
+    expect(opened).to_contain_text("opened with the node")
+    addresses = dashboard.locator(".sw-selector .sw-address")
+    expect(addresses).to_have_count(1)
+    expect(addresses.first).to_have_attribute("data-label", "ChannelHub")
+    expect(dashboard.locator(".sw-status-panel .sw-row[data-label='ChannelHub']")).to_be_visible()
+    assert dashboard.locator(".sw-status-panel .sw-row[data-label='Adjudicator']").count() == 0
+    # and the server's start log says v1
+    assert any("serving the local network, channel: Nitrolite v1" in line for line in lab.log), (
+        "".join(lab.log)[-3000:]
+    )
     _nothing_left_loopback(loopback_page)

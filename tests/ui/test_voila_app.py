@@ -19,6 +19,8 @@ server's kernel list and log, polled with deadlines; never on sleeps.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import time
 from collections.abc import Callable
@@ -206,3 +208,126 @@ def test_an_open_page_keeps_its_kernel_and_an_abandoned_one_is_culled(
             r"seconds of inactivity"
         )
         _wait_until(lambda: _log_match(lab, culled) is not None, 10, "the culler's log line")
+
+
+# --- the standalone command (issue 34) -------------------------------------------------------
+
+#: a standalone Voila command of the dashboard, as inline code or a line of a code block
+STANDALONE = re.compile(
+    r"^\s*(\S[^`\n]*voila notebooks/dashboard\.ipynb)\s*$"
+    r"|`([^`\n]*voila notebooks/dashboard\.ipynb)`",
+    re.M,
+)
+#: the texts that give the command; each must show the same one, which the test below runs
+#: (a notebook's markdown cells are read as its text)
+COMMAND_TEXTS = (ROOT / "README.md",)
+
+
+def _text_of(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text())["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return path.read_text()
+
+
+def _standalone_command() -> str:
+    """The one standalone Voila command the texts show."""
+    found = {
+        (m.group(1) or m.group(2)).strip()
+        for text in COMMAND_TEXTS
+        for m in STANDALONE.finditer(_text_of(text))
+    }
+    assert len(found) == 1, f"the texts show {len(found)} standalone Voila commands: {found}"
+    return found.pop()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_standalone_voila_command_in_the_text_serves_the_app(
+    tmp_path: Path, loopback_page: LoopbackPage
+) -> None:
+    """The exact command the README shows, run from the repository root as a person runs it
+    (a shell, the user's own Jupyter config dir only saying which port and not to open a
+    browser), serves the app: the dashboard, no developer notes or code, no request that
+    leaves loopback (stock ``voila notebooks/dashboard.ipynb`` shows the notes and asks a
+    CDN for Font Awesome)."""
+    import os
+    import signal
+    import subprocess
+    import threading
+
+    command = _standalone_command()
+    assert "JUPYTER_CONFIG_PATH=jupyter-app/etc/jupyter" in command  # the app's config ...
+    assert "JUPYTER_PATH=jupyter-app/share/jupyter" in command  # ... and its template
+    port = _free_port()
+    user_config = tmp_path / "config"
+    user_config.mkdir()
+    (user_config / "voila.py").write_text(
+        f"c.Voila.port = {port}\nc.Voila.ip = '127.0.0.1'\nc.Voila.open_browser = False\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_CONFIG_PATH", "JUPYTER_PATH")}
+    env.update(
+        JUPYTER_CONFIG_DIR=str(user_config),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+        SETTLEMENT_HOME=str(tmp_path / "home"),
+        SETTLEMENT_NETWORK="local",
+    )
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    log: list[str] = []
+    ready = threading.Event()
+
+    def read_log() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            log.append(line)
+            if f"http://127.0.0.1:{port}/" in line:
+                ready.set()
+        ready.set()  # the process ended: stop waiting
+
+    threading.Thread(target=read_log, daemon=True).start()
+    page = loopback_page.page
+    try:
+        assert ready.wait(90) and proc.poll() is None, "Voila did not start:\n" + "".join(log)
+        page.set_default_timeout(T)
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page.locator(".sw-dashboard .sw-selector")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        shown = page.locator("body").inner_text()
+        source = page.content()
+        for text in (*DEVELOPER_TEXT, *CODE_TEXT):
+            assert text not in shown, f"{text!r} is shown by the standalone command"
+            assert text not in source, f"{text!r} is in the standalone page's HTML"
+        assert loopback_page.blocked == []
+        # the app's template and config are the ones in use: Voila says it culls kernels
+        # with the shipped settings (from the app's jupyter_server_config.py)
+        shipped = _shipped_server_config().MappingKernelManager
+        _wait_until(
+            lambda: any(CULLER_STARTED.search(line) for line in log), 30, "the culler's log"
+        )
+        started = next(m for line in log if (m := CULLER_STARTED.search(line)))
+        assert (int(started.group(1)), int(started.group(2))) == (
+            shipped.cull_idle_timeout,
+            shipped.cull_interval,
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)

@@ -253,7 +253,10 @@ def _click_through(page: Page, lab: Lab, where: str) -> None:
         expect(table).to_contain_text("LOCAL route server on this machine")
         assert table.locator("tbody tr").count() == 3
         done = dashboard.locator(".sw-log-line").last
-        expect(done).to_contain_text("DONE/COMPLETED: sent 100.00 USDC")
+        # the measured time beside the route's estimate, the amount exact with its symbol
+        expect(done).to_contain_text("DONE/COMPLETED in ")
+        expect(done).to_contain_text("s): sent 100 USDC on chain")
+        expect(table.locator("th", has_text="Measured")).to_be_visible()
         link = done.locator("a")
         expect(link).to_have_attribute("href", EXPLORER_CHAIN_TX)
         href = link.get_attribute("href")

@@ -149,7 +149,7 @@ def test_route_table_has_human_headers_units_and_best_first() -> None:
         "Fees (USD)",
         "Gas (USD)",
         "Net, worst case (USD)",
-        "Duration",
+        "Est. duration",
     ]
     assert header == list(ROUTE_TABLE_COLUMNS)
     assert ROUTE_TABLE_COLUMNS["Net, worst case (USD)"] == "net_min_usd"  # the ranking key
@@ -171,6 +171,22 @@ def test_route_table_has_human_headers_units_and_best_first() -> None:
     assert html == routes_styler(frame).to_html() and 'id="T_sw_routes"' in html
     # in the theme's colours, at a legible size
     assert "var(--jp-ui-font-color1" in html and "font-size: 13px" in html
+
+
+def test_route_table_labels_the_estimate_and_shows_the_measured_time() -> None:
+    """The API's duration is an estimate and says so; a route a run executed shows the time
+    it took beside it (a bridge estimated at 2 s that took 17 s reads as such)."""
+    frame = routes_frame(parse_routes(routes_json(), source="t"))
+    header, *rows = _cells(routes_styler(frame).to_html())
+    assert "Est. duration" in header and "Duration" not in header and "Measured" not in header
+    best = str(frame.iloc[0]["route_id"])
+    header, *rows = _cells(routes_styler(frame, {best: 17.25}).to_html())
+    assert header[-2:] == ["Est. duration", "Measured"]
+    assert rows[0][-1] == "17.2 s" or rows[0][-1] == "17.3 s"
+    assert [r[-1] for r in rows[1:]] == ["not run"] * 3
+    assert rows[0][-2] == f"{round(float(frame.iloc[0]['duration_s']))} s"  # the estimate stays
+    header, *rows = _cells(routes_styler(frame, {best: 125.0}).to_html())
+    assert rows[0][-1] == "2 min 5 s"
 
 
 def test_route_table_escapes_what_the_api_says() -> None:

@@ -65,7 +65,6 @@ async def test_a_reply_from_another_thread_resolves_the_request() -> None:
     ("error", "raised", "text"),
     [
         ({"code": 4001, "message": "User rejected"}, WalletRejectedError, "rejected in the wallet"),
-        ({"code": None, "reason": "no_wallet"}, WalletUnavailableError, "no browser wallet"),
         ({"code": 4200, "message": "unsupported"}, WalletError, "answered 4200: unsupported"),
     ],
 )
@@ -172,3 +171,25 @@ async def test_ensure_connected_asks_the_wallet_once_and_a_key_never() -> None:
     assert [m["method"] for m in page.sent] == ["eth_requestAccounts", "eth_chainId"]
     key_wallet = WalletClient(PrivateKey.generate())
     await key_wallet.ensure_connected()  # no connection needed, nothing asked
+
+
+async def test_no_wallet_is_said_once_in_plain_words() -> None:
+    """The card's missing-wallet line says it; the error line does not repeat it (issue
+    34), and the sentence is the page's own, with no jargon (EIP-1193, WalletClient)."""
+    import re
+    from pathlib import Path
+
+    from settlement_widgets.widgets.browser_wallet import NO_WALLET_MESSAGE
+
+    wallet = BrowserWallet()
+    _Page(wallet, lambda m, p: {"error": {"code": None, "reason": "no_wallet"}})
+    with pytest.raises(WalletUnavailableError) as info:
+        await wallet.request("eth_requestAccounts")
+    assert str(info.value) == NO_WALLET_MESSAGE
+    assert wallet.available == "no" and wallet.error == "" and wallet.pending == []
+    for jargon in ("WalletClient", "EIP-1193", "page:"):
+        assert jargon not in NO_WALLET_MESSAGE
+    js = Path(__file__).parents[2] / "settlement_widgets/widgets/static/browser_wallet.js"
+    found = re.search(r"NO_WALLET_MESSAGE =\s*((?:\"[^\"]*\"\s*\+?\s*)+);", js.read_text())
+    assert found is not None
+    assert "".join(re.findall(r'"([^"]*)"', found.group(1))) == NO_WALLET_MESSAGE

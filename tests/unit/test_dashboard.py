@@ -273,7 +273,7 @@ async def test_an_action_logs_its_result_with_time_and_elapsed_and_the_bar_colla
     # the routes as a table for people, under an honest heading
     html = board.routes_html
     assert "LOCAL route server on this machine, not live rates" in html
-    for header in ("Tool", "You receive", "Fees (USD)", "Gas (USD)", "Duration"):
+    for header in ("Tool", "You receive", "Fees (USD)", "Gas (USD)", "Est. duration"):
         assert f">{header}</th>" in html
     assert "to_amount_units" not in html and html.count("</tr>") == 5
     await board.aclose()

@@ -28,7 +28,7 @@ reader needs under plain names ("Tool", "You receive", "At least", "Net, worst c
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
     from pandas.io.formats.style_render import CSSDict
 
-__all__ = ["ROUTE_COLUMNS", "ROUTE_TABLE_COLUMNS", "routes_frame", "routes_styler"]
+__all__ = [
+    "MEASURED_HEADER",
+    "ROUTE_COLUMNS",
+    "ROUTE_TABLE_COLUMNS",
+    "routes_frame",
+    "routes_styler",
+]
 
 #: Column -> dtype of :func:`routes_frame`, in order.
 ROUTE_COLUMNS: dict[str, str] = {
@@ -138,8 +144,10 @@ ROUTE_TABLE_COLUMNS: dict[str, str] = {
     "Fees (USD)": "fees_usd",
     "Gas (USD)": "gas_usd",
     "Net, worst case (USD)": "net_min_usd",
-    "Duration": "duration_s",
+    "Est. duration": "duration_s",
 }
+#: the column :func:`routes_styler` adds for routes a run has timed (``measured``)
+MEASURED_HEADER = "Measured"
 _AMOUNT_HEADERS = ("You receive", "At least")
 _USD_HEADERS = ("Fees (USD)", "Gas (USD)", "Net, worst case (USD)")
 #: the notebook theme's variables (JupyterLab, Notebook 7, Voila), with light fallbacks
@@ -192,18 +200,35 @@ def _duration(seconds: float) -> str:
     """``45 s``, ``19 min``, ``2 min 5 s`` (an estimate: whole seconds)."""
     if math.isnan(seconds):
         return "n/a"
-    minutes, rest = divmod(round(seconds), 60)
+    return _clock(round(seconds))
+
+
+def _measured(seconds: float | None) -> str:
+    """A measured time: ``6.4 s`` (tenths below a minute), ``2 min 5 s``; ``not run`` for a
+    route this run did not execute."""
+    if seconds is None or math.isnan(seconds):
+        return "not run"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return _clock(round(seconds))
+
+
+def _clock(seconds: int) -> str:
+    minutes, rest = divmod(seconds, 60)
     if not minutes:
         return f"{rest} s"
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
-def routes_styler(frame: pd.DataFrame) -> Styler:
+def routes_styler(frame: pd.DataFrame, measured: Mapping[str, float] | None = None) -> Styler:
     """The routes of :func:`routes_frame` as a table for people: one row per route, best
     first (in bold), under the headers of :data:`ROUTE_TABLE_COLUMNS`; what you receive and
     at least receive (``toAmountMin``) with the token's symbol, USD values with two
-    decimals (gas with the approval, net in the worst case: the ranking key), durations in
-    s/min.
+    decimals (gas with the approval, net in the worst case: the ranking key), and the
+    route's own duration, labelled as the estimate it is ("Est. duration"). ``measured``
+    (route id -> seconds) adds a "Measured" column with the time a run took from sending to
+    arrival, beside the estimate, for the routes it ran ("not run" for the others): a bridge
+    estimated at 2 s may take 17.
 
     Every text (tool names come from the API) is HTML-escaped (``escape="html"``, headers
     too), and the table's id is fixed, so ``to_html()`` is the same on every run (nbval
@@ -226,10 +251,12 @@ def routes_styler(frame: pd.DataFrame) -> Styler:
                 for header in _AMOUNT_HEADERS
             },
             **{header: frame[ROUTE_TABLE_COLUMNS[header]] for header in _USD_HEADERS},
-            "Duration": [_duration(float(s)) for s in frame["duration_s"]],
+            "Est. duration": [_duration(float(s)) for s in frame["duration_s"]],
         },
         columns=list(ROUTE_TABLE_COLUMNS),
     )
+    if measured:
+        table[MEASURED_HEADER] = [_measured(measured.get(str(r))) for r in frame["route_id"]]
     styler = Styler(table, uuid="sw_routes", cell_ids=False)
     return (
         styler.hide(axis="index")

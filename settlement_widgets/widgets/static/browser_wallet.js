@@ -9,9 +9,12 @@
 // Plain ES module: no imports, and nothing touches `window` or `document` at
 // import time, so the helpers can be unit-tested in node.
 
+// What the card says when the page has no wallet: once (the card's own line; the error
+// line stays empty for it), in plain words. browser_wallet.py raises the same sentence.
 export const NO_WALLET_MESSAGE =
-  "No browser wallet found in this page: install an EIP-1193 wallet, " +
-  "or use a private key (WalletClient) instead.";
+  "No wallet found in this browser. Install a wallet extension (such as MetaMask) and " +
+  "reload this page, or set SETTLEMENT_PRIVATE_KEY to a funded test key and run the " +
+  "notebook again.";
 export const REJECTED_MESSAGE = "The request was rejected in the wallet.";
 const NO_WALLET_REPLY_MESSAGE = "no browser wallet (EIP-1193) in this page";
 const DEFAULT_SETTLE_MS = 300;
@@ -502,6 +505,7 @@ function render({ model, el }) {
     const available = model.get("available") || "unknown";
     root.setAttribute("data-available", available);
     setHidden(missing, available !== "no");
+    renderError();
   };
   const renderPending = () => {
     const items = Array.isArray(model.get("pending")) ? model.get("pending") : [];
@@ -516,11 +520,13 @@ function render({ model, el }) {
     );
     setHidden(pending, items.length === 0);
   };
-  const renderError = () => {
+  function renderError() {
     const text = model.get("error") || "";
     error.textContent = text;
-    setHidden(error, !text);
-  };
+    // the missing-wallet line already says it: never the same sentence twice
+    const repeated = text === NO_WALLET_MESSAGE && model.get("available") === "no";
+    setHidden(error, !text || repeated);
+  }
 
   let busy = false;
   const onClick = async () => {
@@ -532,7 +538,13 @@ function render({ model, el }) {
     try {
       await connectWallet(model, win);
     } catch (err) {
-      model.set("error", friendlyError(err));
+      if (isObject(err) && err.reason === "no_wallet") {
+        // said once, by the card's missing-wallet line
+        model.set("available", "no");
+        model.set("error", "");
+      } else {
+        model.set("error", friendlyError(err));
+      }
       model.save_changes();
     } finally {
       busy = false;

@@ -53,6 +53,7 @@ from ....networks import Explorer
 from ...models import Channel, StepEvent, Transfer, Tx
 from ..chain.custody import CustodyClient
 from ..core import lifecycle as L
+from ..core.amounts import format_amount
 from ._base import _channel_key, _log
 from .chain_events import _ChainEventsMixin
 from .config import ChannelConfig
@@ -209,6 +210,12 @@ class ChannelProvider(
         """The channel asset's symbol (known after connecting; the config's until then)."""
         return self._asset.symbol if self._asset is not None else self.config.asset_symbol
 
+    def _amount(self, units: int) -> str:
+        """``units`` of the channel asset as a person reads them (``10 ytest.usd``), for
+        messages: exact, never smallest units or a float."""
+        decimals = self._asset.decimals if self._asset is not None else self.config.asset_decimals
+        return format_amount(units, decimals, self.asset)
+
     def __repr__(self) -> str:
         state = "closed" if self._closed else "connected" if self._ready else "not connected"
         return (
@@ -297,8 +304,8 @@ class ChannelProvider(
             balance = await self._chain(self.custody.token_balance(token))
             if balance < amount:
                 raise InsufficientBalanceError(
-                    f"initial_amount {amount} exceeds the wallet's {balance} units of "
-                    f"{self.asset}: nothing was sent"
+                    f"initial_amount {self._amount(amount)} exceeds the wallet's "
+                    f"{self._amount(balance)}: nothing was sent"
                 )
         async with self._lock_for(None):
             op = await self._run("create", None, L.plan_create(amount))
@@ -389,15 +396,15 @@ class ChannelProvider(
             balance = await self._chain(self.custody.token_balance(self._require_asset().token))
             if balance < amount:
                 raise InsufficientBalanceError(
-                    f"the wallet holds {balance} units of {self.asset}; {amount} cannot be "
-                    "deposited: nothing was sent"
+                    f"the wallet holds {self._amount(balance)}; {self._amount(amount)} "
+                    "cannot be deposited: nothing was sent"
                 )
         else:
             available = (await self.balances()).get(self.asset, 0)
             if -amount > available:
                 raise InsufficientBalanceError(
-                    f"the off-chain balance is {available} units of {self.asset}; "
-                    f"{-amount} cannot be moved out: nothing was sent"
+                    f"the off-chain balance is {self._amount(available)}; "
+                    f"{self._amount(-amount)} cannot be moved out: nothing was sent"
                 )
 
     async def withdraw(self, amount: int | None = None, *, channel_id: str | None = None) -> Tx:
@@ -419,8 +426,8 @@ class ChannelProvider(
                 amount = available
             if amount == 0 or amount > available:
                 raise InsufficientBalanceError(
-                    f"the custody holds {available} units of {self.asset} for the wallet; "
-                    f"{amount} cannot be withdrawn"
+                    f"the custody holds {self._amount(available)} for the wallet; "
+                    f"{self._amount(amount)} cannot be withdrawn"
                 )
             async with self._lock_for(None):
                 op = await self._run(

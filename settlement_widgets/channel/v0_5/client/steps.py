@@ -106,7 +106,7 @@ class _StepsMixin(_ProviderBase):
         balance = await self._chain(self.custody.token_balance(token))
         if balance < amount:
             raise InsufficientBalanceError(
-                f"the wallet holds {balance} units of {self.asset}, {amount} are needed"
+                f"the wallet holds {self._amount(balance)}, {self._amount(amount)} are needed"
             )
         contract = self.wallet.w3.eth.contract(address=token, abi=_APPROVE_ABI)  # type: ignore[call-overload]
         call = contract.functions.approve(self.config.custody, amount)
@@ -121,7 +121,7 @@ class _StepsMixin(_ProviderBase):
             balance = await self._chain(self.custody.token_balance(token))
             if balance < amount:
                 raise InsufficientBalanceError(
-                    f"the wallet holds {balance} units of {self.asset}, {amount} are needed"
+                    f"the wallet holds {self._amount(balance)}, {self._amount(amount)} are needed"
                 )
         call = self.custody.contract.functions.deposit(self.wallet.address, token, amount)
         tx = await self._send_tx(op, "deposit", call, op.channel_id)
@@ -289,8 +289,8 @@ class _StepsMixin(_ProviderBase):
                 return _StepResult(results={"withdrawn": "0"})
             if available < amount:
                 raise InsufficientBalanceError(
-                    f"the custody holds {available} units of {self.asset} for the wallet; "
-                    f"{amount} cannot be withdrawn"
+                    f"the custody holds {self._amount(available)} for the wallet; "
+                    f"{self._amount(amount)} cannot be withdrawn"
                 )
             call = self.custody.contract.functions.withdraw(token, amount)
             tx = await self._send_tx(op, "withdraw", call, op.channel_id)

@@ -59,8 +59,8 @@ class _TransfersMixin(_ProviderBase):
             available = (await self.balances()).get(asset.symbol, 0)
             if units > available:
                 raise InsufficientBalanceError(
-                    f"amount {units} exceeds the off-chain balance of {available} units of "
-                    f"{asset.symbol}: nothing was sent"
+                    f"amount {self._amount(units)} exceeds the off-chain balance of "
+                    f"{self._amount(available)}: nothing was sent"
                 )
         relay = self._require_relay()
         self._transfers_in_flight += 1
@@ -96,7 +96,7 @@ class _TransfersMixin(_ProviderBase):
             self._store.finish_transfer(row, status="failed", error=exc.message)
             if exc.message.startswith("insufficient funds"):
                 raise InsufficientBalanceError(
-                    f"the relay refused: {exc.message} ({units} units requested)"
+                    f"the relay refused: {exc.message} ({self._amount(units)} requested)"
                 ) from exc
             raise
         except (RelayUnavailableError, SettlementTimeoutError) as exc:

@@ -14,6 +14,7 @@ from ....errors import InvalidAmountError
 
 __all__ = [
     "DECIMAL_AMOUNT",
+    "format_amount",
     "is_decimal_amount",
     "parse_decimal_amount",
     "to_decimal_string",
@@ -52,6 +53,14 @@ def to_decimal_string(units: int, decimals: int, *, signed: bool = False) -> str
     if not frac:
         return str(whole)
     return f"{whole}.{frac:0{decimals}d}".rstrip("0")
+
+
+def format_amount(units: int, decimals: int, symbol: str) -> str:
+    """An amount as a person reads it, in token units with its symbol: ``10_000_000, 6,
+    "ytest.usd" -> "10 ytest.usd"``; exact at any size (``10**24`` units with 6 decimals is
+    ``"1000000000000000000 ytest.usd"``, never ``1e+18``). Every message and label that shows
+    an amount to a person uses this, so none prints raw smallest units."""
+    return f"{to_decimal_string(units, decimals, signed=True)} {symbol}"
 
 
 def is_decimal_amount(text: object) -> bool:

@@ -26,6 +26,7 @@ from ....errors import (
 )
 from ....networks import PROTOCOL_V1, Network
 from ...models import Channel
+from ...v0_5.core.amounts import format_amount
 from ..chain.hub import ChannelHubClient
 from ..core.client_calls import ChannelDefaultSigner
 from ..core.decimals import from_units, sdk_decimal_string, to_units
@@ -271,6 +272,11 @@ class ProviderV1Base:
         if isinstance(units, bool) or not isinstance(units, int) or units < 0:
             raise InvalidAmountError(f"{field} must be a non-negative integer, got {units!r}")
         return sdk_decimal_string(from_units(units, self._decimals))
+
+    def _amount(self, units: int) -> str:
+        """``units`` of the asset as a person reads them (``10 yusd``), for messages: exact
+        plain notation (never smallest units, a float or an exponent)."""
+        return format_amount(units, self._decimals, self._asset)
 
     def _units(self, display: Any) -> int:
         return to_units(Decimal(str(display)), self._decimals)

@@ -117,7 +117,7 @@ class OnChainOps(ProviderV1Base):
         balance = await self.hub.token_balance(token)
         if balance < units:
             raise InsufficientBalanceError(
-                f"the wallet holds {balance} units of {self._asset}, {units} are needed"
+                f"the wallet holds {self._amount(balance)}, {self._amount(units)} are needed"
             )
         if await self.hub.allowance(token) < units:
             await self.hub.approve(token, units)
@@ -248,7 +248,7 @@ class OnChainOps(ProviderV1Base):
                 raise InvalidAmountError("nothing to withdraw: the channel holds 0")
             if amount > held:
                 raise InsufficientBalanceError(
-                    f"the channel holds {held} units of {self._asset}, {amount} were asked"
+                    f"the channel holds {self._amount(held)}, {self._amount(amount)} were asked"
                 )
             async with self._node_may_refuse():
                 state = await self._client.withdraw(self.network.chain_id, self._asset, display)
