@@ -6,8 +6,10 @@ The provider comes from the channel factory for the network's protocol, typed as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..errors import InsufficientBalanceError
 from ..networks import Network
 from ..widgets import ChannelStatusPanel, SettlementSelector
 from .view import LogLine, _short
@@ -20,7 +22,23 @@ if TYPE_CHECKING:
     from ..widgets import ChannelStatusPanel, SettlementSelector
 
 
-__all__ = ["ChannelActions"]
+__all__ = ["OPEN_DEPOSIT_TRANSFERS", "ChannelActions", "open_deposit"]
+
+#: a channel the dashboard must fund opens with this many transfers' worth
+OPEN_DEPOSIT_TRANSFERS = 10
+
+
+def open_deposit(held: int, transfer_amount: int, show: Callable[[int], str]) -> int:
+    """The deposit of a channel that cannot open empty: :data:`OPEN_DEPOSIT_TRANSFERS`
+    transfers' worth, or all the wallet ``held`` when it holds less; a wallet without the
+    token is told what works instead (``show`` writes units with the symbol)."""
+    if held <= 0:
+        raise InsufficientBalanceError(
+            f"the wallet holds no {show(0).split(' ', 1)[1]} to open a channel with, and an "
+            "empty one cannot open after a close: ask the faucet first (its transfer opens "
+            "an empty channel)"
+        )
+    return min(held, OPEN_DEPOSIT_TRANSFERS * transfer_amount)
 
 
 class ChannelActions:
@@ -53,6 +71,17 @@ class ChannelActions:
             await provider.connect()
             provider.on("channel_updated", self._on_channel)
             self._channel_provider = provider
+            # a channel the node has open for this wallet but this store never saw (a lost
+            # store, the key used in another kernel) is adopted, so Close can close it
+            adopted = await provider.adopt_open_channels()
+            for channel in adopted:
+                self._add_log(
+                    LogLine(
+                        "info",
+                        f"channel {_short(channel.id)} was left open by an earlier session "
+                        "of this wallet: adopted from the node; Close channel closes it",
+                    )
+                )
             open_ = [c for c in provider.channels() if c.status != "final"]
             if open_:  # a channel left open by an earlier session of this wallet
                 self._track(open_[-1])
@@ -89,22 +118,37 @@ class ChannelActions:
 
     async def open_channel(self) -> None:
         """Open a channel with the relay's broker (``Custody.create``; on Nitrolite v1 the
-        node, ``ChannelHub.createChannel``), no deposit: transfers spend the off-chain
-        balance (on v1, a faucet credit received before is carried into the new channel),
-        and closing settles it into the wallet."""
+        node, ``ChannelHub.createChannel``), no deposit where the protocol allows it:
+        transfers spend the off-chain balance (on v1, a faucet credit received before is
+        carried into the new channel), and closing settles it into the wallet. On v1 after a
+        closed channel with nothing received since, an empty channel cannot open (see
+        ``ChannelProviderV1.can_open_empty``): the channel opens with a deposit from the
+        wallet then (:func:`open_deposit`), so Open works after Close."""
         provider = await self._channels()
         broker = provider.broker_address
         assert broker is not None
         # v0.5 names the asset by its token; a v1 profile may leave the token to the node
         asset = self.network.token if self.network.token is not None else provider.asset
-        channel = await provider.create_channel(broker, asset, 0)
+        amount = 0
+        from ..channel.v1 import ChannelProviderV1
+
+        if isinstance(provider, ChannelProviderV1) and not await provider.can_open_empty():
+            held = await provider.hub.token_balance(provider.token)
+            amount = open_deposit(held, self.transfer_amount, self._units_text)
+        channel = await provider.create_channel(broker, asset, amount)
         self._track(channel)
         tx = channel.tx_hashes.get("create")
-        line = f"channel {_short(channel.id)} opened with the broker {_short(broker)}:"
+        line = f"channel {_short(channel.id)} opened with the broker {_short(broker)}"
+        if amount:
+            line += f", {self._units_text(amount)} deposited from the wallet"
+        line += ":"
         if tx is not None:
             self._add_log(self._tx_line(line, tx, self.network.explorer.tx_url(tx)))
         else:
             self._add_log(LogLine("ok", line))
+
+    def _units_text(self, units_: int) -> str:
+        return f"{units_ / 10**self.network.asset_decimals:g} {self.network.asset_symbol}"
 
     async def transfer(self) -> None:
         """Send ``transfer_amount`` to ``recipient`` off-chain: instant, no gas."""
