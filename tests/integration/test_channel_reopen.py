@@ -59,6 +59,7 @@ async def _closed_on_chain(sb: LocalSandbox, provider: ChannelClient, channel_id
 
 
 async def _open(provider: ChannelClient, amount: int) -> str:
+    await provider.connect()
     other = provider.broker_address
     assert other is not None
     asset = provider.token if isinstance(provider, ChannelProviderV1) else provider.config.token
@@ -135,7 +136,10 @@ async def test_the_dashboard_reopens_and_adopts(sandbox: LocalSandbox, tmp_path:
     await elsewhere.close()
 
     board = SettlementDashboard(
-        sandbox.network, user, operator=sandbox.chain.wallet(0), recipient=sandbox.wallets[0].address
+        sandbox.network,
+        user,
+        operator=sandbox.chain.wallet(0),
+        recipient=sandbox.wallets[0].address,
     )
     try:
         await board._channels()  # what the first channel click does first
