@@ -71,21 +71,27 @@ class ChannelActions:
             await provider.connect()
             provider.on("channel_updated", self._on_channel)
             self._channel_provider = provider
-            # a channel the node has open for this wallet but this store never saw (a lost
-            # store, the key used in another kernel) is adopted, so Close can close it
-            adopted = await provider.adopt_open_channels()
-            for channel in adopted:
-                self._add_log(
-                    LogLine(
-                        "info",
-                        f"channel {_short(channel.id)} was left open by an earlier session "
-                        "of this wallet: adopted from the node; Close channel closes it",
-                    )
-                )
+            await self._adopt(provider)
             open_ = [c for c in provider.channels() if c.status != "final"]
             if open_:  # a channel left open by an earlier session of this wallet
                 self._track(open_[-1])
         return self._channel_provider
+
+    async def _adopt(self, provider: ChannelClient) -> bool:
+        """Adopt the channels the node has open for this wallet but this store never saw (a
+        lost store, the key used in another kernel), so Close can close them instead of
+        Open being refused with nothing to close; whether there were any."""
+        adopted = await provider.adopt_open_channels()
+        for channel in adopted:
+            self._add_log(
+                LogLine(
+                    "info",
+                    f"channel {_short(channel.id)} was left open by an earlier session of "
+                    "this wallet: adopted from the node; Close channel closes it",
+                )
+            )
+            self._track(channel)
+        return bool(adopted)
 
     def _on_channel(self, channel: Channel) -> None:
         if self._channel is not None and channel.id == self._channel.id:
@@ -125,6 +131,8 @@ class ChannelActions:
         ``ChannelProviderV1.can_open_empty``): the channel opens with a deposit from the
         wallet then (:func:`open_deposit`), so Open works after Close."""
         provider = await self._channels()
+        if await self._adopt(provider):  # opened elsewhere since: close that one first
+            return
         broker = provider.broker_address
         assert broker is not None
         # v0.5 names the asset by its token; a v1 profile may leave the token to the node
