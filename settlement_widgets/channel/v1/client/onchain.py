@@ -13,6 +13,7 @@ from ....errors import (
     ChannelStateError,
     InsufficientBalanceError,
     InvalidAmountError,
+    InvalidStateError,
     SettlementValueError,
     TransactionFailedError,
 )
@@ -54,10 +55,25 @@ class OnChainOps(ProviderV1Base):
             else:
                 await self._check_empty_open()
             nonce = await self._channel_nonce()
-            async with self._node_may_refuse():
-                state = await self._client.open_home_channel(
-                    self.network.chain_id, self._asset, amount, nonce=nonce
-                )
+            try:
+                async with self._node_may_refuse():
+                    state = await self._client.open_home_channel(
+                        self.network.chain_id, self._asset, amount, nonce=nonce
+                    )
+            except InvalidStateError as exc:
+                if "is open already" not in str(exc):
+                    raise
+                known = any(c["status"] != "final" for c in self.store.channels())
+                raise ChannelStateError(
+                    f"the node already has an open {self._asset} home channel for this "
+                    "wallet; close it first"
+                    + (
+                        ""
+                        if known
+                        else " (a channel this store does not know: `await "
+                        "provider.adopt_open_channels()` takes it over, then close it)"
+                    )
+                ) from exc
             channel_id = str(state["home_channel_id"])
             with self.store.transaction():
                 self.store.put_state(state)
