@@ -161,9 +161,11 @@ async def fund_visitors(sb: LocalSandbox, addresses: Sequence[str]) -> dict[str,
     }
 
 
-async def request_funding(http_url: str, addresses: Sequence[str], timeout: float = 120.0) -> None:
+async def request_funding(http_url: str, addresses: Sequence[str], timeout: float = 120.0) -> bool:
     """The kernel's side: ask the sandbox at ``http_url`` (its loopback HTTP server) to fund
-    ``addresses``; :class:`UnavailableError` if it does not."""
+    ``addresses``. False when that sandbox has no funding endpoint (one started by an older
+    version: the caller falls back to the dev wallets); :class:`UnavailableError` when it
+    fails to fund."""
     import httpx
 
     try:
@@ -173,8 +175,11 @@ async def request_funding(http_url: str, addresses: Sequence[str], timeout: floa
             )
     except httpx.HTTPError as exc:
         raise UnavailableError(f"the sandbox's operator did not fund the wallets: {exc}") from exc
+    if response.status_code == 404:
+        return False
     if response.status_code != 200:
         raise UnavailableError(
             f"the sandbox's operator did not fund the wallets ({response.status_code}: "
             f"{response.text[:200]})"
         )
+    return True
