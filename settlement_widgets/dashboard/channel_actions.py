@@ -6,7 +6,6 @@ The provider comes from the channel factory for the network's protocol, typed as
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import InsufficientBalanceError
@@ -28,13 +27,13 @@ __all__ = ["OPEN_DEPOSIT_TRANSFERS", "ChannelActions", "open_deposit"]
 OPEN_DEPOSIT_TRANSFERS = 10
 
 
-def open_deposit(held: int, transfer_amount: int, show: Callable[[int], str]) -> int:
+def open_deposit(held: int, transfer_amount: int, symbol: str) -> int:
     """The deposit of a channel that cannot open empty: :data:`OPEN_DEPOSIT_TRANSFERS`
     transfers' worth, or all the wallet ``held`` when it holds less; a wallet without the
-    token is told what works instead (``show`` writes units with the symbol)."""
+    token (``symbol``) is told what works instead."""
     if held <= 0:
         raise InsufficientBalanceError(
-            f"the wallet holds no {show(0).split(' ', 1)[1]} to open a channel with, and an "
+            f"the wallet holds no {symbol} to open a channel with, and an "
             "empty one cannot open after a close: ask the faucet first (its transfer opens "
             "an empty channel)"
         )
@@ -130,6 +129,8 @@ class ChannelActions:
         closed channel with nothing received since, an empty channel cannot open (see
         ``ChannelProviderV1.can_open_empty``): the channel opens with a deposit from the
         wallet then (:func:`open_deposit`), so Open works after Close."""
+        from ..channel.v1 import ChannelProviderV1
+
         provider = await self._channels()
         if await self._adopt(provider):  # opened elsewhere since: close that one first
             return
@@ -138,11 +139,9 @@ class ChannelActions:
         # v0.5 names the asset by its token; a v1 profile may leave the token to the node
         asset = self.network.token if self.network.token is not None else provider.asset
         amount = 0
-        from ..channel.v1 import ChannelProviderV1
-
         if isinstance(provider, ChannelProviderV1) and not await provider.can_open_empty():
             held = await provider.hub.token_balance(provider.token)
-            amount = open_deposit(held, self.transfer_amount, self._units_text)
+            amount = open_deposit(held, self.transfer_amount, self.network.asset_symbol)
         channel = await provider.create_channel(broker, asset, amount)
         self._track(channel)
         tx = channel.tx_hashes.get("create")

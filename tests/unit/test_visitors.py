@@ -83,10 +83,7 @@ def test_grants_cover_every_chain_and_token_in_chain_order() -> None:
 
 
 def test_a_channel_that_cannot_open_empty_gets_ten_transfers_or_what_the_wallet_holds() -> None:
-    def show(units: int) -> str:
-        return f"{units / 10**6:g} ytest.usd"
-
-    assert open_deposit(10**12, 10**6, show) == OPEN_DEPOSIT_TRANSFERS * 10**6
-    assert open_deposit(3 * 10**6, 10**6, show) == 3 * 10**6
+    assert open_deposit(10**12, 10**6, "ytest.usd") == OPEN_DEPOSIT_TRANSFERS * 10**6
+    assert open_deposit(3 * 10**6, 10**6, "ytest.usd") == 3 * 10**6
     with pytest.raises(InsufficientBalanceError, match=r"no ytest\.usd .* ask the faucet first"):
-        open_deposit(0, 10**6, show)
+        open_deposit(0, 10**6, "ytest.usd")
