@@ -127,7 +127,8 @@ class OnChainOps(ProviderV1Base):
         state at all). After a closed channel with nothing received since, the wallet's latest
         state is its signed finalize and no v1 state can open an empty channel on top of it
         (the node and the SDK both refuse an acknowledgement of a signed state): open with a
-        deposit then. Asks the node; signs nothing."""
+        deposit then. True too while a channel is open (any open is refused then, for that
+        reason: close it, or adopt it first). Asks the node; signs nothing."""
         await self.connect()
         return await self._empty_open_allowed()
 
