@@ -100,3 +100,8 @@ class ChannelClient(Protocol):
     async def withdraw(self, amount: int | None = None, *, channel_id: str | None = None) -> Tx:
         """Withdraw from the contract to the wallet."""
         ...
+
+    async def adopt_open_channels(self) -> list[Channel]:
+        """Store the wallet's channels the node reports open and this store does not know
+        (a lost store, a key used elsewhere), so they can be closed; the adopted ones."""
+        ...

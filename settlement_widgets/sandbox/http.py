@@ -7,6 +7,8 @@
 - ``GET /explorer/``, ``/explorer/tx/<hash>``, ``/explorer/address/<address>``: the local block
   explorer (:class:`~.explorer.Explorer`), the network profile's ``explorer_base``;
 - ``GET /profile.json``: the network profile of this sandbox;
+- ``POST /operator/fund``: the operator funds a shared sandbox's visitor wallets
+  (:mod:`.visitors`); answers loopback clients only;
 - with the aggregator's second chain: ``POST /chain/<id>/rpc`` (when in-process) and ``GET
   /explorer/chain/<id>/...`` for each other chain, and the LI.FI-schema route
   server under ``/lifi/v1/`` (:class:`~.crosschain.routes.RouteServer`).
@@ -17,6 +19,7 @@ Handlers only translate HTTP; the logic lives in those classes.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +47,8 @@ class _Services:
     #: other chains by id: their JSON-RPC (None when served by their own node) and explorer
     chains: dict[int, tuple[InProcessJsonRpc | None, Explorer | None]] = field(default_factory=dict)
     lifi: RouteServer | None = None
+    #: funds visitor wallets (:func:`.visitors.fund_visitors` bound to the sandbox)
+    funder: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None
 
 
 class _Base(tornado.web.RequestHandler):
@@ -186,6 +191,29 @@ class _LifiHandler(_Base):
             await self._answer(lambda s: s.step_transaction_body(payload))
 
 
+class _FundHandler(_Base):
+    """The operator funds a visitor's fresh wallets; only a client on this machine (a
+    kernel of the Jupyter server that shares the sandbox) may ask."""
+
+    async def post(self) -> None:
+        from ..errors import SettlementValueError
+        from .visitors import parse_fund_request
+
+        if self.request.remote_ip not in ("127.0.0.1", "::1"):
+            self.write_json(403, {"error": "loopback clients only"})
+            return
+        funder = self.services.funder
+        if funder is None:
+            self.write_json(503, {"error": "this sandbox funds no visitor wallets"})
+            return
+        try:
+            addresses = parse_fund_request(self.request.body)
+        except SettlementValueError as exc:
+            self.write_json(400, {"error": str(exc)})
+            return
+        self.write_json(200, await funder(addresses))
+
+
 class _ProfileHandler(_Base):
     def get(self) -> None:
         profile = self.services.profile
@@ -222,6 +250,7 @@ class SandboxHttpServer:
                 (r"/explorer/?", _ExplorerHandler, args),
                 (r"/explorer/(tx|address)/([^/]+)", _ExplorerHandler, args),
                 (r"/profile\.json", _ProfileHandler, args),
+                (r"/operator/fund", _FundHandler, args),
                 (r"/chain/(\d+)/rpc/?", _RpcHandler, args),
                 (r"/explorer/chain/(\d+)/?", _ChainExplorerHandler, args),
                 (r"/explorer/chain/(\d+)/(tx|address)/([^/]+)", _ChainExplorerHandler, args),

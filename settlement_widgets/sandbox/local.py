@@ -406,6 +406,7 @@ class LocalSandbox:
             token=(deployment.token, deployment.token_symbol, deployment.token_decimals),
         )
         self._network = network
+        http.services.funder = self._fund_visitors
         http.set_profile(network.to_json())
         if self.write_profile:
             self._profile_path = write_profile(network)
@@ -494,6 +495,12 @@ class LocalSandbox:
         if not any(c.status != "final" for c in provider.channels()):
             await provider.create_channel(provider.node_address, provider.asset, liquidity)
         self.faucet.payer = V1FaucetPayer(provider)
+
+    async def _fund_visitors(self, addresses: list[str]) -> dict[str, Any]:
+        """Fund a shared sandbox's visitor wallets (``POST /operator/fund``, :mod:`.visitors`)."""
+        from .visitors import fund_visitors
+
+        return await fund_visitors(self, addresses)
 
     async def restart_relay(self) -> None:
         """Stop the relay node and start a new one on the same port over the same ledger, as

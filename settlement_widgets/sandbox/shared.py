@@ -17,8 +17,10 @@ sandbox (:class:`ServerSandbox`):
   notebook's output answers after the notebook's kernel is gone, on Binder too.
 
 :func:`connect_shared` is the kernel's side (``open_session()`` calls it when the variables
-are set): the network of the shared sandbox with explorer links under the server, its dev
-wallets, and a :class:`SharedSandbox` handle whose ``chain`` does time travel over JSON-RPC.
+are set): the network of the shared sandbox with explorer links under the server, wallets of
+the kernel's own (fresh keys generated in the kernel, funded by the sandbox's operator:
+:mod:`.visitors`; so nothing one visitor leaves open blocks another), and a
+:class:`SharedSandbox` handle whose ``chain`` does time travel over JSON-RPC.
 A kernel not started by such a server (nbval, a script) keeps a private sandbox.
 """
 
@@ -46,6 +48,7 @@ from ..networks import Network
 
 if TYPE_CHECKING:
     from ..aggregator.node.deploy import CrossChainDeployment
+    from ..keys import PrivateKey
     from ..wallet import WalletClient
     from .chain import RpcChain
 
@@ -269,7 +272,8 @@ async def _drain(stream: asyncio.StreamReader) -> None:
 @dataclass
 class SharedSandbox:
     """A kernel's handle on the server's sandbox: its network (explorer links under the
-    server), a JSON-RPC ``chain`` (time travel, snapshots), the dev ``wallets``, and
+    server), a JSON-RPC ``chain`` (time travel, snapshots), the kernel's own funded
+    ``wallets`` (or the dev wallets, ``connect_shared(own_wallets=False)``), and
     ``http_url``, the sandbox's own loopback HTTP server (faucet, ``/rpc``, explorer) for
     code in the kernel. :meth:`aclose` closes this connection only; the sandbox runs on."""
 
@@ -279,6 +283,8 @@ class SharedSandbox:
     http_url: str
     #: the aggregator's other chains by id (the server's sandbox runs with ``--aggregator``)
     other_chains: dict[int, RpcChain] = field(default_factory=dict)
+    #: the keys of :attr:`wallets` when they are the kernel's own (never shown)
+    _keys: tuple[PrivateKey, ...] = field(default=(), repr=False)
 
     @property
     def lifi_url(self) -> str:
@@ -312,10 +318,12 @@ class SharedSandbox:
             ) from None
 
     def wallets_on(self, chain_id: int) -> tuple[WalletClient, ...]:
-        """The dev wallets bound to chain ``chain_id`` (same keys as :attr:`wallets`)."""
+        """The session's wallets bound to chain ``chain_id`` (same keys as :attr:`wallets`)."""
         chain = self.chain_on(chain_id)
         if chain is self.chain:
             return self.wallets
+        if self._keys:
+            return tuple(chain.wallet_for(key) for key in self._keys)
         return tuple(chain.wallet(i) for i in range(1, len(self.wallets) + 1))
 
     def explorer_tx(self, chain_id: int, tx_hash: str) -> str:
@@ -340,14 +348,24 @@ class SharedSandbox:
 
 
 async def connect_shared(
-    profile_path: Path, explorer_base: str, *, wallets: int = 4, timeout: float = 300.0
+    profile_path: Path,
+    explorer_base: str,
+    *,
+    wallets: int = 4,
+    timeout: float = 300.0,
+    own_wallets: bool = True,
 ) -> SharedSandbox:
     """Connect to the server's sandbox once its profile is there and it answers.
 
     The server starts the sandbox when it starts, so a kernel opened right away waits for it
-    (up to ``timeout`` s), checking the profile file each 0.2 s.
+    (up to ``timeout`` s), checking the profile file each 0.2 s. ``own_wallets`` (default):
+    ``wallets`` fresh keys of this kernel, funded by the sandbox's operator
+    (:mod:`.visitors`); False: the sandbox's deterministic dev wallets, shared by every
+    kernel that asks for them.
     """
+    from ..keys import PrivateKey
     from .chain import RpcChain
+    from .visitors import request_funding
 
     deadline = time.monotonic() + timeout
     while True:
@@ -372,6 +390,16 @@ async def connect_shared(
                 others[int(entry["chainId"])] = await RpcChain.connect(
                     str(entry["rpcUrl"]), accounts=max(wallets + 1, 2)
                 )
+        http_url = str(own.extra["httpUrl"])
+        keys: tuple[PrivateKey, ...] = ()
+        if own_wallets:
+            keys = tuple(PrivateKey.generate() for _ in range(wallets))
+            if not await request_funding(http_url, [key.address for key in keys]):
+                _log.warning(
+                    "settlement_widgets: the shared sandbox funds no visitor wallets (started "
+                    "by an older version): this kernel acts with its dev wallets"
+                )
+                keys = ()
     except BaseException:
         for other in others.values():
             await other.aclose()
@@ -380,7 +408,12 @@ async def connect_shared(
     return SharedSandbox(
         network=replace(own, explorer_base=explorer_base.rstrip("/")),
         chain=chain,
-        wallets=tuple(chain.wallet(i) for i in range(1, wallets + 1)),
-        http_url=str(own.extra["httpUrl"]),
+        wallets=(
+            tuple(chain.wallet_for(key) for key in keys)
+            if keys
+            else tuple(chain.wallet(i) for i in range(1, wallets + 1))
+        ),
+        http_url=http_url,
         other_chains=others,
+        _keys=keys,
     )

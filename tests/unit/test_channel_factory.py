@@ -30,7 +30,7 @@ def test_channel_provider_follows_the_network_protocol(name: str, expected: type
     provider = channel_provider(get_network(name), WalletClient(KEY))
     assert type(provider) is expected
     members = [name for name in vars(ChannelClient) if not name.startswith("_")]
-    assert len(members) == 17
+    assert len(members) == 18
     assert all(hasattr(expected, name) for name in members)
 
 

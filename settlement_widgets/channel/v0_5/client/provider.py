@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ....addresses import validate_address
 from ....errors import (
+    ChannelNotFoundError,
     ChannelStateError,
     ConfigurationError,
     InsufficientBalanceError,
@@ -51,7 +52,7 @@ from ....errors import (
 )
 from ....networks import Explorer
 from ...models import Channel, StepEvent, Transfer, Tx
-from ..chain.custody import CustodyClient
+from ..chain.custody import ChannelData, CustodyClient
 from ..core import lifecycle as L
 from ..core.amounts import format_amount
 from ._base import _channel_key, _log
@@ -72,7 +73,15 @@ from .write_group import WriteGroup
 if TYPE_CHECKING:
     from ....signer import Signer
 
-__all__ = ["EVENTS", "Channel", "ChannelProvider", "StepEvent", "Transfer", "Tx"]
+__all__ = [
+    "EVENTS",
+    "Channel",
+    "ChannelProvider",
+    "StepEvent",
+    "Transfer",
+    "Tx",
+    "adopted_record",
+]
 
 EVENTS: Final = (
     "channel_created",
@@ -486,6 +495,58 @@ class ChannelProvider(
         self._balances = dict(balances)
         return balances
 
+    # --- channels this store does not know ---------------------------------------------------
+
+    async def adopt_open_channels(self) -> list[Channel]:
+        """Take over the wallet's channels the relay reports open but this store does not
+        know (the store was lost, or another process opened them with the same key): each
+        is rebuilt from the custody contract (its definition and the last state it accepted,
+        signed by both sides; v0.5 transfers move the relay's ledger, not the channel's
+        state) and stored, so :meth:`close_channel` (and challenge, resize) work on it.
+        Without this, ``create_channel`` would refuse ("close it first") with nothing to
+        close. Returns the adopted channels (none when the store knows them all)."""
+        await self.connect()
+        await self._ensure_chain()
+        relay = self._require_relay()
+        listed = await relay.get_channels(participant=self.wallet.address)
+        adopted: list[Channel] = []
+        for entry in listed:
+            cid = str(entry.get("channel_id", "")).lower()
+            if entry.get("status") == "closed" or not cid or self._store.get_channel(cid):
+                continue
+            if int(entry.get("chain_id", self.config.chain_id)) != self.config.chain_id:
+                continue
+            try:
+                data = await self._chain(self.custody.get_channel_data(cid))
+            except ChannelNotFoundError:
+                continue  # closed on chain meanwhile: nothing to adopt
+            record = adopted_record(cid, self.config.chain_id, data, self.wallet.address)
+            if record is None:
+                continue
+            state = data.last_valid_state
+            with self._store.transaction():
+                self._store.put_channel(record)
+                self._store.put_state(
+                    cid,
+                    state,
+                    record.state_hash,
+                    status="onchain",
+                    server_signature=state.sigs[1] if len(state.sigs) > 1 else None,
+                )
+                self._store.add_history(
+                    cid,
+                    "adopted from the relay and the custody",
+                    status=record.status,
+                    version=record.version,
+                    intent=record.intent.name,
+                    amount=record.amount,
+                    counterparty=record.broker,
+                )
+            channel = self._public(record)
+            adopted.append(channel)
+            self._emit("channel_updated", channel)
+        return adopted
+
     # --- recovery -----------------------------------------------------------------------
 
     async def recover(self) -> list[L.Operation]:
@@ -496,3 +557,30 @@ class ChannelProvider(
         outage)."""
         await self.connect()
         return await self._recover(raise_errors=True)
+
+
+def adopted_record(
+    channel_id: str, chain_id: int, data: ChannelData, wallet: str
+) -> L.ChannelRecord | None:
+    """The record of a channel this store never saw, from the custody's ``getChannelData``
+    (None when ``wallet`` is not its participant 0, or it is not active or in dispute)."""
+    from ..core.types import ChannelStatus
+
+    if data.channel.participants[0].lower() != wallet.lower():
+        return None
+    status = {ChannelStatus.ACTIVE: L.ACTIVE, ChannelStatus.DISPUTE: L.DISPUTE}.get(data.status)
+    if status is None:
+        return None
+    state = data.last_valid_state
+    record = L.ChannelRecord(
+        channel_id=channel_id,
+        chain_id=chain_id,
+        definition=data.channel,
+        token=state.allocations[0].token,
+        status=status,
+        version=state.version,
+        intent=state.intent,
+        state_hash="",
+        challenge_expiry=data.challenge_expiry,
+    )
+    return record.with_state(state)

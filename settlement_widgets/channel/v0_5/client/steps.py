@@ -36,7 +36,8 @@ class _StepsMixin(_ProviderBase):
             if "already exists" in exc.message:
                 raise ChannelStateError(
                     f"the relay already has an open channel for this wallet and token "
-                    f"({exc.message}); close it first"
+                    f"({exc.message}); close it first (a channel this store does not know: "
+                    "`await provider.adopt_open_channels()` takes it over, then close it)"
                 ) from exc
             raise
         assert relay.broker_address is not None

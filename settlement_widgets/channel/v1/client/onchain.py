@@ -13,6 +13,7 @@ from ....errors import (
     ChannelStateError,
     InsufficientBalanceError,
     InvalidAmountError,
+    InvalidStateError,
     SettlementValueError,
     TransactionFailedError,
 )
@@ -54,10 +55,25 @@ class OnChainOps(ProviderV1Base):
             else:
                 await self._check_empty_open()
             nonce = await self._channel_nonce()
-            async with self._node_may_refuse():
-                state = await self._client.open_home_channel(
-                    self.network.chain_id, self._asset, amount, nonce=nonce
-                )
+            try:
+                async with self._node_may_refuse():
+                    state = await self._client.open_home_channel(
+                        self.network.chain_id, self._asset, amount, nonce=nonce
+                    )
+            except InvalidStateError as exc:
+                if "is open already" not in str(exc):
+                    raise
+                known = any(c["status"] != "final" for c in self.store.channels())
+                raise ChannelStateError(
+                    f"the node already has an open {self._asset} home channel for this "
+                    "wallet; close it first"
+                    + (
+                        ""
+                        if known
+                        else " (a channel this store does not know: `await "
+                        "provider.adopt_open_channels()` takes it over, then close it)"
+                    )
+                ) from exc
             channel_id = str(state["home_channel_id"])
             with self.store.transaction():
                 self.store.put_state(state)
@@ -67,18 +83,68 @@ class OnChainOps(ProviderV1Base):
         self._emit("channel_created", channel)
         return channel
 
-    async def _check_empty_open(self) -> None:
-        """An empty channel (initial amount 0) opens with an acknowledgement, which v1 allows
-        only over a state the wallet has not signed: a transfer or release received off
-        chain, which the new channel then carries. After a closed channel with nothing
-        received since, the wallet's latest state is its signed finalize and no v1 state can
-        open an empty channel on top of it (the node and the SDK both refuse an
-        acknowledgement of a signed state), so say what works before signing anything."""
+    async def adopt_open_channels(self) -> list[Channel]:
+        """Take over the wallet's open home channel that the node reports but this store
+        does not know (the store was lost, or another process opened it with the same key):
+        its definition comes from the node's channel record, its states from the node's
+        latest (co-signed) ones, so :meth:`close_channel` works on it. Without this,
+        ``create_channel`` would be refused with nothing here to close. Returns the adopted
+        channel (or none)."""
+        await self.connect()
+        async with self._op_lock:
+            home = await self._client.get_home_channel(self.address, self._asset)
+            if home is None or str(home.get("status")) not in ("open", "challenged"):
+                return []
+            cid = str(home["channel_id"]).lower()
+            if self.store.channel(cid) is not None:
+                return []
+            signed = await self._client.get_latest_state(self.address, self._asset, True)
+            latest = await self._client.get_latest_state(self.address, self._asset, False)
+            with self.store.transaction():
+                self.store.put_channel(
+                    cid,
+                    asset=self._asset,
+                    definition={
+                        "nonce": str(home["nonce"]),
+                        "challenge": int(home["challenge_duration"]),
+                        "approved_sig_validators": home["approved_sig_validators"],
+                    },
+                    token=str(home["token_address"]),
+                    chain_id=int(home["blockchain_id"]),
+                    status="active" if home.get("status") == "open" else "dispute",
+                )
+                for state in (signed, latest):
+                    if state is not None:
+                        self.store.put_state(state)
+        channel = self.get_channel(cid)
+        self._emit("channel_updated", channel)
+        return [channel]
+
+    async def can_open_empty(self) -> bool:
+        """Whether a channel can open with 0 now. An empty channel opens with an
+        acknowledgement, which v1 allows only over a state the wallet has not signed: a
+        transfer or release received off chain, which the new channel then carries (or no
+        state at all). After a closed channel with nothing received since, the wallet's latest
+        state is its signed finalize and no v1 state can open an empty channel on top of it
+        (the node and the SDK both refuse an acknowledgement of a signed state): open with a
+        deposit then. True too while a channel is open (any open is refused then, for that
+        reason: close it, or adopt it first). Asks the node; signs nothing."""
+        await self.connect()
+        return await self._empty_open_allowed()
+
+    async def _empty_open_allowed(self) -> bool:
         latest = await self._client.get_latest_state(self.address, self._asset, False)
         if latest is None or not latest.get("user_sig"):
+            return True
+        # a channel still open: the create itself says so
+        return bool(latest.get("home_channel_id")) and (
+            int(latest["transition"]["type"]) != _FINALIZE
+        )
+
+    async def _check_empty_open(self) -> None:
+        """Say what works before signing anything (see :meth:`can_open_empty`)."""
+        if await self._empty_open_allowed():
             return
-        if latest.get("home_channel_id") and int(latest["transition"]["type"]) != _FINALIZE:
-            return  # a channel is open: the client says so
         raise InvalidAmountError(
             f"cannot open an empty {self._asset} channel: on Nitrolite v1 a channel opened "
             "with 0 carries funds received off chain, and none were received since the last "
