@@ -20,7 +20,7 @@ from settlement_widgets.sandbox.local import sandbox_key
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-SANITIZE = ROOT / "notebooks" / "nbval_sanitize.cfg"
+SANITIZE = ROOT / "tests" / "nbval" / "sanitize.cfg"
 
 
 def _sanitize(text: str) -> str:
