@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .errors import (
     ConfigurationError,
@@ -417,8 +418,11 @@ class ApiServer:
         return int(self.process.returncode or 0)
 
     def __repr__(self) -> str:
+        # no URL: a notebook shows this repr, JupyterLab would make a URL a link, and the
+        # loopback port answers no reader of the saved notebook (nor anyone once stopped)
         state = "running" if self.running else f"exited {self.process.returncode}"
-        return f"ApiServer(network={self.network!r}, url={self.url!r}, {state})"
+        where = urlsplit(self.url)
+        return f"ApiServer(network={self.network!r}, {where.path} on port {where.port}, {state})"
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:
