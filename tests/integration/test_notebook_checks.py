@@ -7,6 +7,8 @@ runs each notebook in a fresh kernel exactly as committed, and just before its c
 failing assert fails the probe cell, and nbclient raises with its traceback.
 """
 
+# ruff: noqa: E501 (the probes are notebook cells, written as the notebooks write theirs)
+
 from __future__ import annotations
 
 from pathlib import Path
