@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from jupyter_server.utils import url_path_join
 
 from .config import SettlementConfig
-from .handlers import ExplorerHandler, OpenAPIHandler, ProofsHandler, SettlementHandler
+from .handlers import (
+    ExplorerHandler,
+    KernelExplorerHandler,
+    OpenAPIHandler,
+    ProofsHandler,
+    SettlementHandler,
+)
 from .service import SettlementService
 
 if TYPE_CHECKING:
@@ -54,6 +60,13 @@ def explorer_handlers(base_url: str, service: SettlementService) -> list[tuple[s
         (url_path_join(root, "(tx|address)", "([^/]+)"), ExplorerHandler, deps),
         (url_path_join(root, "chain", r"(\d+)") + "/?", ExplorerHandler, deps),
         (url_path_join(root, "chain", r"(\d+)", "(tx|address)", "([^/]+)"), ExplorerHandler, deps),
+        # a kernel's private sandbox the kernel registered (sandbox.shared.register_kernel_sandbox)
+        (url_path_join(root, "kernel", "([0-9a-f]{16})") + "/?", KernelExplorerHandler, deps),
+        (
+            url_path_join(root, "kernel", "([0-9a-f]{16})", "(tx|address)", "([^/]+)"),
+            KernelExplorerHandler,
+            deps,
+        ),
     ]
 
 
