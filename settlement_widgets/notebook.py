@@ -110,8 +110,11 @@ class NotebookSession:
         if self._closed:
             return
         self._closed = True
-        if self.sandbox is not None and not self._served:
-            await self.sandbox.aclose()
+        if self.sandbox is not None:
+            if self._served:
+                _LEFT_RUNNING.append(self.sandbox)
+            else:
+                await self.sandbox.aclose()
         # the user's own read connection (SEPOLIA_RPC_URL, a browser wallet's); a no-op for
         # the sandbox's dev wallets, whose connection is the sandbox's
         await self.user.aclose()
@@ -217,6 +220,7 @@ async def open_session(
             )
     from .sandbox import LocalSandbox
 
+    await _stop_left_running()
     sandbox = LocalSandbox(
         deterministic=True,
         wallets=wallets,
@@ -238,6 +242,16 @@ async def open_session(
         await sandbox.aclose()
         shutil.rmtree(home, ignore_errors=True)
         raise
+
+
+#: served private sandboxes whose session closed: they run on for their links, until this
+#: kernel opens another private session (a re-run, whose outputs replace the old links)
+_LEFT_RUNNING: list[LocalSandbox | SharedSandbox] = []
+
+
+async def _stop_left_running() -> None:
+    while _LEFT_RUNNING:
+        await _LEFT_RUNNING.pop().aclose()
 
 
 #: the channel protocol a session (and the Jupyter server's sandbox) runs when none is given
