@@ -99,9 +99,13 @@ test: setup interop-deps chromium lint
 	$(BIN)/pytest $(PYTEST_FLAGS)
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then $(MAKE) --no-print-directory notebooks; fi
 
+# nbval's support files live in tests/nbval/ (notebooks/ holds only notebooks): its plugin is
+# loaded with -p, which needs `python -m` (the repository on sys.path)
+NBVAL := $(BIN)/python -m pytest -p tests.nbval.plugin --nbval --nbval-current-env \
+  --nbval-sanitize-with tests/nbval/sanitize.cfg
+
 notebooks: setup
-	$(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-	  notebooks
+	$(NBVAL) notebooks
 
 # re-execute every notebook in place (commit the result; nbval compares against it)
 notebooks-refresh: setup

@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import urlsplit
 
 from .errors import (
     ConfigurationError,
@@ -98,6 +99,8 @@ class NotebookSession:
     _previous_home: str | None = field(default=None, repr=False)
     _own_home: bool = field(default=False, repr=False)
     _closed: bool = field(default=False, repr=False)
+    #: a private sandbox the Jupyter server serves (its explorer links are the server's)
+    _served: bool = field(default=False, repr=False)
 
     async def __aenter__(self) -> Self:
         return self
@@ -107,12 +110,17 @@ class NotebookSession:
 
     async def aclose(self) -> None:
         """Stop a private sandbox (or disconnect from the server's, which runs on), restore
-        ``SETTLEMENT_HOME`` and remove the session's directory."""
+        ``SETTLEMENT_HOME`` and remove the session's directory. A private sandbox whose
+        explorer the Jupyter server serves runs on until the kernel ends: the links the
+        notebook showed keep opening."""
         if self._closed:
             return
         self._closed = True
         if self.sandbox is not None:
-            await self.sandbox.aclose()
+            if self._served:
+                _LEFT_RUNNING.append(self.sandbox)
+            else:
+                await self.sandbox.aclose()
         # the user's own read connection (SEPOLIA_RPC_URL, a browser wallet's); a no-op for
         # the sandbox's dev wallets, whose connection is the sandbox's
         await self.user.aclose()
@@ -192,7 +200,7 @@ async def open_session(
     kind = _wallet_kind(wallet, name)
     if name in PUBLIC_NETWORKS:
         return _sepolia_session(kind, name)
-    from .sandbox.shared import EXPLORER_ENV, PROFILE_ENV
+    from .sandbox.shared import EXPLORER_ENV, PROFILE_ENV, register_kernel_sandbox
 
     shared_profile = os.environ.get(PROFILE_ENV)
     if shared is True and not shared_profile:
@@ -218,6 +226,7 @@ async def open_session(
             )
     from .sandbox import LocalSandbox
 
+    await _stop_left_running()
     sandbox = LocalSandbox(
         deterministic=True,
         wallets=wallets,
@@ -231,11 +240,24 @@ async def open_session(
             await with_progress(starting, "Starting the local sandbox", expected_seconds=8)
         else:
             await starting
-        return _with_wallet(_session_on(sandbox, home), kind)
+        # under a server that owns a sandbox (06's v1 on a v0.5 server, shared=False), the
+        # server serves this one's explorer too: links a browser on another machine opens
+        served = register_kernel_sandbox(sandbox.network)
+        return _with_wallet(_session_on(sandbox, home, served), kind)
     except BaseException:
         await sandbox.aclose()
         shutil.rmtree(home, ignore_errors=True)
         raise
+
+
+#: served private sandboxes whose session closed: they run on for their links, until this
+#: kernel opens another private session (a re-run, whose outputs replace the old links)
+_LEFT_RUNNING: list[LocalSandbox | SharedSandbox] = []
+
+
+async def _stop_left_running() -> None:
+    while _LEFT_RUNNING:
+        await _LEFT_RUNNING.pop().aclose()
 
 
 #: the channel protocol a session (and the Jupyter server's sandbox) runs when none is given
@@ -257,18 +279,23 @@ def _wants_v1(protocol: str | None, name: str) -> bool:
     return chosen == "v1"
 
 
-def _session_on(sandbox: LocalSandbox | SharedSandbox, home: Path) -> NotebookSession:
+def _session_on(
+    sandbox: LocalSandbox | SharedSandbox, home: Path, served: Network | None = None
+) -> NotebookSession:
     """A session acting on ``sandbox`` (its first wallet the user, dev account 0 the
     operator), with its profile written to ``home``, this process's ``SETTLEMENT_HOME`` from
-    now on (restored by :meth:`NotebookSession.aclose`)."""
+    now on (restored by :meth:`NotebookSession.aclose`). ``served``: the private sandbox's
+    network with its explorer under the Jupyter server that serves it (it then outlives
+    :meth:`NotebookSession.aclose`, and ends with the kernel)."""
     from .sandbox.local import write_profile
 
     assert sandbox.chain is not None
-    write_profile(sandbox.network, home / "sandbox" / "profile.json")
+    network = served or sandbox.network
+    write_profile(network, home / "sandbox" / "profile.json")
     previous = os.environ.get("SETTLEMENT_HOME")
     os.environ["SETTLEMENT_HOME"] = str(home)
     return NotebookSession(
-        network=sandbox.network,
+        network=network,
         user=sandbox.wallets[0],
         operator=sandbox.chain.wallet(0),
         wallets=sandbox.wallets,
@@ -276,6 +303,7 @@ def _session_on(sandbox: LocalSandbox | SharedSandbox, home: Path) -> NotebookSe
         home=home,
         _previous_home=previous,
         _own_home=True,
+        _served=served is not None,
     )
 
 
@@ -423,8 +451,11 @@ class ApiServer:
         return int(self.process.returncode or 0)
 
     def __repr__(self) -> str:
+        # no URL: a notebook shows this repr, JupyterLab would make a URL a link, and the
+        # loopback port answers no reader of the saved notebook (nor anyone once stopped)
         state = "running" if self.running else f"exited {self.process.returncode}"
-        return f"ApiServer(network={self.network!r}, url={self.url!r}, {state})"
+        where = urlsplit(self.url)
+        return f"ApiServer(network={self.network!r}, {where.path} on port {where.port}, {state})"
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from jupyter_server.utils import url_path_join
 
 from .config import SettlementConfig
-from .handlers import ExplorerHandler, OpenAPIHandler, ProofsHandler, SettlementHandler
+from .handlers import (
+    ExplorerHandler,
+    KernelExplorerHandler,
+    OpenAPIHandler,
+    ProofsHandler,
+    SettlementHandler,
+)
 from .service import SettlementService
 
 if TYPE_CHECKING:
@@ -89,6 +95,13 @@ def explorer_handlers(base_url: str, service: SettlementService) -> list[tuple[s
         (url_path_join(root, "(tx|address)", "([^/]+)"), ExplorerHandler, deps),
         (url_path_join(root, "chain", r"(\d+)") + "/?", ExplorerHandler, deps),
         (url_path_join(root, "chain", r"(\d+)", "(tx|address)", "([^/]+)"), ExplorerHandler, deps),
+        # a kernel's private sandbox the kernel registered (sandbox.shared.register_kernel_sandbox)
+        (url_path_join(root, "kernel", "([0-9a-f]{16})") + "/?", KernelExplorerHandler, deps),
+        (
+            url_path_join(root, "kernel", "([0-9a-f]{16})", "(tx|address)", "([^/]+)"),
+            KernelExplorerHandler,
+            deps,
+        ),
     ]
 
 
@@ -105,9 +118,23 @@ def _server_sandbox(base_url: str) -> ServerSandbox:
     return sandbox
 
 
+def _drop_orphan_views_on_save(model: dict[str, Any], **_: Any) -> None:
+    """The contents manager's pre-save hook: a notebook saved from JupyterLab keeps our
+    widgets' static snapshots, not views of models a reopened file cannot have
+    (:func:`~settlement_widgets.widgets.snapshot.drop_orphan_views`)."""
+    if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
+        from ..widgets.snapshot import drop_orphan_views
+
+        drop_orphan_views(model["content"])
+
+
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    """Register the handlers with a :class:`SettlementService` built from the config."""
+    """Register the handlers with a :class:`SettlementService` built from the config, and
+    the pre-save hook that keeps saved notebooks free of "model not found"."""
     config = SettlementConfig(parent=serverapp)
+    contents = getattr(serverapp, "contents_manager", None)
+    if contents is not None and hasattr(contents, "register_pre_save_hook"):
+        contents.register_pre_save_hook(_drop_orphan_views_on_save)
     web_app = serverapp.web_app
     base_url = web_app.settings["base_url"]
     sandbox = None

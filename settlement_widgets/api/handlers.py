@@ -193,3 +193,23 @@ class ExplorerHandler(JupyterHandler):
         self.set_status(status)
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.finish(page)
+
+
+class KernelExplorerHandler(ExplorerHandler):
+    """``GET {base_url}settlement/explorer/kernel/<id>[/tx/<hash>|/address/<address>]``: the
+    explorer of a kernel's private sandbox, registered with this server (notebook 06's v1
+    sandbox on a v0.5 server), so its links open in a browser on another machine too."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, kernel_id: str, kind: str = "", value: str = "") -> None:  # type: ignore[override]
+        try:
+            status, page = await self.service.kernel_explorer_page(kernel_id, kind, value)
+        except SettlementError as exc:
+            self.log.warning("settlement explorer of a kernel's sandbox unavailable: %s", exc)
+            from ..sandbox.explorer import not_found_page
+
+            status, page = 503, not_found_page("Sandbox", clip(str(exc), 500))
+        self.set_status(status)
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.finish(page)

@@ -130,6 +130,8 @@ class SettlementService:
         self.client_limiter = RateLimiter(faucet_client_rate_limit, faucet_rate_window)
         self._explorers: dict[int | None, Any] = {}
         self._explorer_for: str | None = None
+        #: explorers of kernels' private sandboxes the server serves, by registration id
+        self._kernel_explorers: dict[str, Any] = {}
         # one HTTP client for every faucet call: building an httpx client loads the CA
         # bundle (~100 ms of CPU on the server's event loop), which under 50 concurrent
         # clients serialised the whole endpoint (benchmarks/reliability load check)
@@ -325,6 +327,33 @@ class SettlementService:
             if explorer is None:
                 return 404, not_found_page("Chain", str(chain))
             self._explorers[key] = explorer
+        if kind == "tx":
+            return await explorer.tx(value)  # type: ignore[no-any-return]
+        if kind == "address":
+            return await explorer.address(value)  # type: ignore[no-any-return]
+        return await explorer.index()  # type: ignore[no-any-return]
+
+    async def kernel_explorer_page(self, kernel_id: str, kind: str, value: str) -> tuple[int, str]:
+        """A page of the explorer of a kernel's private sandbox that the kernel registered
+        with this server (:func:`~settlement_widgets.sandbox.shared.register_kernel_sandbox`),
+        its links under ``{explorer}/kernel/<id>``: 404 once that sandbox stopped answering."""
+        from ..networks import Network
+        from ..sandbox.explorer import not_found_page
+        from ..sandbox.shared import kernel_sandbox_profile, profile_answers
+
+        if self.sandbox is None or self.network_name != "local":
+            return 404, not_found_page("Explorer", "this server owns no local sandbox")
+        profile = kernel_sandbox_profile(self.sandbox.profile_path, kernel_id)
+        if profile is None or not await profile_answers(profile):
+            self._kernel_explorers.pop(kernel_id, None)
+            return 404, not_found_page(
+                "Sandbox", "this kernel's own sandbox is not running (its kernel has ended)"
+            )
+        explorer = self._kernel_explorers.get(kernel_id)
+        if explorer is None:
+            base = f"{self.sandbox.explorer_path}/kernel/{kernel_id}"
+            explorer = _explorer_of(Network.from_json(profile), base)
+            self._kernel_explorers[kernel_id] = explorer
         if kind == "tx":
             return await explorer.tx(value)  # type: ignore[no-any-return]
         if kind == "address":

@@ -31,6 +31,8 @@ import contextlib
 import json
 import logging
 import os
+import re
+import secrets
 import signal
 import sys
 import time
@@ -58,7 +60,10 @@ __all__ = [
     "ServerSandbox",
     "SharedSandbox",
     "connect_shared",
+    "kernel_sandbox_dir",
+    "kernel_sandbox_profile",
     "profile_answers",
+    "register_kernel_sandbox",
     "shared_profile_path",
 ]
 
@@ -417,3 +422,44 @@ async def connect_shared(
         other_chains=others,
         _keys=keys,
     )
+
+
+# --- a kernel's private sandbox, served by the server ----------------------------------------
+#
+# A kernel of such a server may still run a private sandbox: notebook 06 asks for Nitrolite v1
+# on a server whose sandbox runs v0.5, and open_session(shared=False) asks for one. Its own
+# explorer is on a loopback port of the server's machine: no link for a browser elsewhere
+# (Binder). So the kernel registers the sandbox's profile in the server's home, and the server
+# serves its explorer at {explorer}/kernel/<id>, behind Jupyter's login like the shared one,
+# for as long as the sandbox answers.
+
+#: a registered kernel sandbox's id: 16 lowercase hex digits (nothing else reaches the disk)
+_KERNEL_ID: Final = re.compile(r"[0-9a-f]{16}")
+
+
+def kernel_sandbox_dir(profile_path: Path) -> Path:
+    """Where the kernels of the server whose sandbox writes ``profile_path`` register theirs."""
+    return profile_path.parent / "kernels"
+
+
+def register_kernel_sandbox(network: Network) -> Network | None:
+    """Kernel side: under a server that owns a sandbox, register ``network`` (a private
+    sandbox's, as its ``/profile.json`` answers) with it; the same network with its explorer
+    links under the server, or None when no such server started this kernel."""
+    profile, explorer = os.environ.get(PROFILE_ENV), os.environ.get(EXPLORER_ENV)
+    if not profile or not explorer:
+        return None
+    from ..atomic_file import write_atomic
+
+    kernel_id = secrets.token_hex(8)
+    folder = kernel_sandbox_dir(Path(profile))
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / f"{kernel_id}.json", json.dumps(network.to_json()) + "\n")
+    return replace(network, explorer_base=f"{explorer.rstrip('/')}/kernel/{kernel_id}")
+
+
+def kernel_sandbox_profile(profile_path: Path, kernel_id: str) -> dict[str, Any] | None:
+    """Server side: the profile a kernel registered under ``kernel_id``, if any."""
+    if not _KERNEL_ID.fullmatch(kernel_id):
+        return None
+    return _read_profile(kernel_sandbox_dir(profile_path) / f"{kernel_id}.json")

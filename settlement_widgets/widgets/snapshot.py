@@ -12,6 +12,14 @@ trusted output may use it); the others fall back to this snapshot.
 renderers' output, already escaped), buttons with a label become disabled ``<button>``s, boxes
 become ``<div>``s laid out like the box (hidden ones are left out), a progress bar becomes a
 ``<progress>``; anything else (error outputs, overlay buttons without a label) is left out.
+A link to a loopback port (a private sandbox's explorer) becomes its text, titled with where
+it pointed: the snapshot outlives that sandbox, and a reader elsewhere could not open it.
+
+A user's saved notebook keeps the live view's entry too; reopened without the widget's model
+(no kernel, or a new one), JupyterLab would draw "Error displaying widget: model not found"
+in its place. :func:`drop_orphan_views` (the server extension's pre-save hook) leaves out the
+view of each output that carries our snapshot and whose model's state the file does not hold,
+so the snapshot is what reopens.
 """
 
 from __future__ import annotations
@@ -21,7 +29,9 @@ from typing import Any, Final
 
 import ipywidgets
 
-__all__ = ["SNAPSHOT_NOTE", "StaticSnapshot", "static_html"]
+from ..links import delink_loopback
+
+__all__ = ["SNAPSHOT_NOTE", "StaticSnapshot", "drop_orphan_views", "static_html"]
 
 #: under every snapshot, so no one mistakes it for the live widget
 SNAPSHOT_NOTE: Final = "A snapshot of this widget when the cell ran; run the notebook to use it."
@@ -72,7 +82,7 @@ def static_html(widget: ipywidgets.Widget) -> str:
     """What ``widget`` shows now, as static HTML (see the module's docstring)."""
     return (
         '<div class="sw-static-snapshot" data-snapshot="true">'
-        + _render(widget)
+        + delink_loopback(_render(widget))
         + '<div class="sw-static-note" style="font-size:12px;opacity:0.8;margin-top:4px">'
         + html.escape(SNAPSHOT_NOTE)
         + "</div></div>"
@@ -87,3 +97,33 @@ class StaticSnapshot:
         if bundle is not None:
             bundle["text/html"] = static_html(self)  # type: ignore[arg-type]
         return bundle
+
+
+_VIEW: Final = "application/vnd.jupyter.widget-view+json"
+_STATE: Final = "application/vnd.jupyter.widget-state+json"
+#: what our static fallbacks carry: the widgets' snapshot and the progress bar's line
+_OURS: Final = ('data-snapshot="true"', 'class="sw-progress-static"')
+
+
+def drop_orphan_views(notebook: dict[str, Any]) -> int:
+    """Remove, in place, the widget view of every output that also carries our static
+    snapshot when the notebook holds no saved state for the view's model (JupyterLab saves
+    none by default); returns how many were removed. Other outputs are left as they are."""
+    state = ((notebook.get("metadata") or {}).get("widgets") or {}).get(_STATE) or {}
+    saved = set((state.get("state") or {}).keys())
+    dropped = 0
+    for cell in notebook.get("cells") or ():
+        for output in cell.get("outputs") or ():
+            data = output.get("data") if isinstance(output, dict) else None
+            if not isinstance(data, dict) or _VIEW not in data:
+                continue
+            snapshot = data.get("text/html")
+            text = "".join(snapshot) if isinstance(snapshot, list) else str(snapshot or "")
+            if not any(mark in text for mark in _OURS):
+                continue
+            view = data[_VIEW]
+            if isinstance(view, dict) and view.get("model_id") in saved:
+                continue
+            del data[_VIEW]
+            dropped += 1
+    return dropped

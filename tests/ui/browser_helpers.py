@@ -60,15 +60,17 @@ def app_env() -> dict[str, str]:
 
 @dataclass
 class Lab:
-    """A running JupyterLab: ``url`` without a trailing slash, its ``token``, its ``root``."""
+    """A running JupyterLab: ``url`` (its origin, no trailing slash), its ``token``, its
+    ``root``, and ``base`` (its ``base_url``: ``/`` unless ``--ServerApp.base_url`` says)."""
 
     url: str
     token: str
     root: Path
     log: list[str] = field(default_factory=list, repr=False)
+    base: str = "/"
 
     def page_url(self, path: str) -> str:
-        return f"{self.url}/{path.lstrip('/')}?token={self.token}"
+        return f"{self.url}{self.base}{path.lstrip('/')}?token={self.token}"
 
 
 def cleared_copy(source: Path, target_dir: Path) -> Path:
@@ -148,18 +150,21 @@ def start_lab(
         assert proc.stderr is not None
         for line in proc.stderr:
             log.append(line)
-            m = re.search(r"(http://127\.0\.0\.1:\d+)/lab\?token=", line)
+            m = re.search(r"(http://127\.0\.0\.1:\d+)(/\S*?)?/?lab\?token=", line)
             if m and not ready.is_set():
                 found["url"] = m.group(1)
+                found["base"] = (m.group(2) or "").rstrip("/") + "/"
                 ready.set()
         ready.set()  # the process ended: stop waiting
 
     threading.Thread(target=read_log, daemon=True).start()
     try:
         assert ready.wait(90) and "url" in found, "JupyterLab did not start:\n" + "".join(log)
-        r = httpx.get(f"{found['url']}/api/status", params={"token": token}, timeout=10)
+        r = httpx.get(
+            f"{found['url']}{found['base']}api/status", params={"token": token}, timeout=10
+        )
         assert r.status_code == 200
-        yield Lab(found["url"], token, root, log)
+        yield Lab(found["url"], token, root, log, found["base"])
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)

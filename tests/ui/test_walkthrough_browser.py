@@ -24,10 +24,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 NOTEBOOKS = ROOT / "notebooks"
 #: generous: two CPU cores shared with other test runs, and the server starts a sandbox
 T = 240_000
-#: the server's explorer (base_url "/"), not a sandbox port that dies with a kernel
-EXPLORER_TX = re.compile(r"^/settlement/explorer/tx/0x[0-9a-f]{64}$")
-EXPLORER_ADDRESS = re.compile(r"^/settlement/explorer/address/(0x[0-9a-fA-F]{40})$")
-EXPLORER_CHAIN_TX = re.compile(r"^/settlement/explorer/chain/31338/tx/0x[0-9a-f]{64}$")
+#: the server's explorer (under its base_url: "/" here, another in test_links_open.py), not a
+#: sandbox port that dies with a kernel
+_BASE = r"^(?:/[\w.-]+)*"
+EXPLORER_TX = re.compile(_BASE + r"/settlement/explorer/tx/0x[0-9a-f]{64}$")
+EXPLORER_ADDRESS = re.compile(_BASE + r"/settlement/explorer/address/(0x[0-9a-fA-F]{40})$")
+EXPLORER_CHAIN_TX = re.compile(_BASE + r"/settlement/explorer/chain/31338/tx/0x[0-9a-f]{64}$")
 #: the v4 hook's permission bits (low 14 bits of its address): beforeSwap only
 BEFORE_SWAP = 1 << 7
 ALL_HOOK_FLAGS = (1 << 14) - 1

@@ -128,14 +128,14 @@ def test_progress_summary() -> None:
 
 
 def test_summary_times_are_masked_for_nbval() -> None:
-    """notebooks/nbval_sanitize.cfg masks the times a finished bar and the dashboard's log
+    """tests/nbval/sanitize.cfg masks the times a finished bar and the dashboard's log
     show, and nothing else of the line."""
     import configparser
     import re
     from pathlib import Path
 
     cfg = configparser.ConfigParser()
-    cfg.read(Path(__file__).resolve().parents[2] / "notebooks" / "nbval_sanitize.cfg")
+    cfg.read(Path(__file__).resolve().parents[2] / "tests" / "nbval" / "sanitize.cfg")
 
     def sanitize(text: str) -> str:
         for section in cfg.sections():

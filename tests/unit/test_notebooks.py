@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 from nbval.plugin import get_sanitize_patterns
 
+from settlement_widgets.links import is_loopback_url
 from settlement_widgets.sandbox import dev_keys
 from settlement_widgets.sandbox.local import sandbox_key
+from tests.notebook_links import output_links
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-SANITIZE = ROOT / "notebooks" / "nbval_sanitize.cfg"
+SANITIZE = ROOT / "tests" / "nbval" / "sanitize.cfg"
 
 
 def _sanitize(text: str) -> str:
@@ -86,3 +88,91 @@ def test_sanitize_keeps_what_the_sandbox_keeps_deterministic() -> None:
         "block 45, gas 204230, 0.996901 V4B, deadline 2000000000, chain 31337, 100 USDC"
     )
     assert _sanitize(kept) == kept
+
+
+# --- links a reader can open, and notebooks that read as tutorials ---------------------------
+
+#: the faucet takes only POST: a link to it answers "405 Method Not Allowed"
+POST_ONLY = ("/faucet/requestTokens",)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_outputs_link_to_no_loopback_port(path: Path) -> None:
+    """A committed output is read on other machines, after its kernel and sandbox are gone:
+    no link in it may point at a loopback port (or at an endpoint a link cannot use)."""
+    links = list(output_links(json.loads(path.read_text())))
+    loopback = [(cell, link) for cell, link in links if is_loopback_url(link)]
+    assert not loopback, f"links to a loopback port in {path.name}: {loopback}"
+    post_only = [(cell, link) for cell, link in links if link.endswith(POST_ONLY)]
+    assert not post_only, f"links to a POST-only endpoint in {path.name}: {post_only}"
+
+
+def test_output_links_sees_anchors_and_autolinked_text() -> None:
+    """The collector the test above relies on finds what JupyterLab would make a link."""
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {
+                        "output_type": "stream",
+                        "name": "stdout",
+                        "text": "at http://127.0.0.1:9/x\n",
+                    },
+                    {
+                        "output_type": "display_data",
+                        "data": {"text/html": '<a href="/settlement/explorer/tx/0x1">t</a>'},
+                    },
+                    # with HTML present the text form is not shown, so not a link
+                    {
+                        "output_type": "execute_result",
+                        "data": {"text/html": "<b>x</b>", "text/plain": "http://127.0.0.1:9/y"},
+                    },
+                ],
+            }
+        ]
+    }
+    assert list(output_links(nb)) == [
+        (0, "http://127.0.0.1:9/x"),
+        (0, "/settlement/explorer/tx/0x1"),
+    ]
+
+
+def test_notebooks_folder_holds_only_notebooks() -> None:
+    """What a reader's file browser lists under notebooks/: the notebooks (test support files
+    live in tests/nbval/)."""
+    entries = [p for p in (ROOT / "notebooks").iterdir() if not p.name.startswith(".")]
+    others = [p.name for p in entries if p.suffix != ".ipynb"]
+    assert not others, f"not notebooks: {others}"
+
+
+#: a regular expression, or a hand-rolled HTML parse, in a cell
+_REGEX_USE = re.compile(
+    r"^\s*(import re\b|from re import)"
+    r"|\bre\.(search|match|fullmatch|findall|finditer|sub|split|compile)\("
+    r"|BeautifulSoup|HTMLParser",
+    re.M,
+)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_cell_parses_html_with_regular_expressions(path: Path) -> None:
+    """Notebooks are tutorials: proving the explorer's HTML is the test suite's job
+    (tests/integration/test_notebook_checks.py), not a cell's."""
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            assert not _REGEX_USE.search(source), f"{path.name}: {source[:300]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_cell_is_a_chain_of_asserts(path: Path) -> None:
+    """At most two asserts in a cell: a short one where the check is the lesson (the rest is
+    in tests/integration/test_notebook_checks.py)."""
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            asserts = re.findall(r"^\s*assert\b", source, re.M)
+            assert len(asserts) <= 2, f"{path.name}: {len(asserts)} asserts in {source[:200]}"

@@ -1,10 +1,10 @@
-"""notebooks/conftest.py really makes nbval ignore stderr (and only stderr): a probe notebook
-whose stored stderr differs from what it prints passes with the conftest and fails without;
-a stdout difference still fails with it."""
+"""tests/nbval/plugin.py (``make notebooks`` loads it with ``-p``) really makes nbval ignore
+stderr (and only stderr): a probe notebook whose stored stderr differs from what it prints
+passes with the plugin and fails without; a stdout difference still fails with it."""
 
 from __future__ import annotations
 
-import shutil
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 pytestmark = pytest.mark.slow
 
-CONFTEST = Path(__file__).resolve().parents[2] / "notebooks" / "conftest.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _probe(path: Path, stored_stdout: str) -> None:
@@ -35,12 +35,13 @@ def _probe(path: Path, stored_stdout: str) -> None:
     nbformat.write(nb, path)
 
 
-def _nbval(folder: Path) -> subprocess.CompletedProcess[str]:
+def _nbval(folder: Path, *plugin: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
+            *plugin,
             "--nbval",
             "--nbval-current-env",
             "-p",
@@ -50,6 +51,8 @@ def _nbval(folder: Path) -> subprocess.CompletedProcess[str]:
             ".",
         ],
         cwd=folder,
+        # as `make notebooks` runs it: the repository importable, so -p finds the plugin
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=300,
@@ -61,7 +64,6 @@ def test_only_stderr_is_left_out_of_the_comparison(tmp_path: Path) -> None:
     _probe(tmp_path / "stdout_differs.ipynb", "different\n")
     without = _nbval(tmp_path)
     assert "FAILED stderr_differs.ipynb" in without.stdout, without.stdout
-    shutil.copy(CONFTEST, tmp_path / "conftest.py")
-    result = _nbval(tmp_path)
+    result = _nbval(tmp_path, "-p", "tests.nbval.plugin")
     assert "PASSED stderr_differs.ipynb" in result.stdout, result.stdout
     assert "FAILED stdout_differs.ipynb" in result.stdout, result.stdout
