@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,9 +161,22 @@ def start_lab(
     threading.Thread(target=read_log, daemon=True).start()
     try:
         assert ready.wait(90) and "url" in found, "JupyterLab did not start:\n" + "".join(log)
-        r = httpx.get(
-            f"{found['url']}{found['base']}api/status", params={"token": token}, timeout=10
-        )
+        # the banner can come a moment before the port answers on a loaded machine; a server
+        # that exited instead fails here with its log
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                r = httpx.get(
+                    f"{found['url']}{found['base']}api/status", params={"token": token}, timeout=10
+                )
+                break
+            except httpx.TransportError:
+                alive = proc.poll() is None
+                assert alive and time.monotonic() < deadline, (
+                    f"JupyterLab at {found['url']} did not answer "
+                    f"({'running' if alive else f'exited {proc.returncode}'}):\n" + "".join(log)
+                )
+                time.sleep(0.2)  # polling an external process's port: nothing to await on
         assert r.status_code == 200
         yield Lab(found["url"], token, root, log, found["base"])
     finally:
