@@ -151,8 +151,9 @@ async def test_a_paced_client_sends_a_100_request_burst_without_one_refusal(
     async with clock.client_for(node.url) as client:
         await asyncio.gather(*(client.ping() for _ in range(100)))
         assert client.rate_limited == 0
-    # 20 at once, then one every 100 ms: 8 s of (simulated) waiting, no more
-    assert clock.now - start == pytest.approx(8.0)
+    # 19 at once (one token of the node's 20 kept back for arrival jitter), then one every
+    # 100 ms: 8.1 s of (simulated) waiting, no more
+    assert clock.now - start == pytest.approx(8.1)
 
 
 async def test_the_client_backs_off_and_recovers_from_the_nodes_refusals(

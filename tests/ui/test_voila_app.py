@@ -220,7 +220,7 @@ STANDALONE = re.compile(
 )
 #: the texts that give the command; each must show the same one, which the test below runs
 #: (a notebook's markdown cells are read as its text)
-COMMAND_TEXTS = (ROOT / "README.md",)
+COMMAND_TEXTS = (ROOT / "README.md", ROOT / "notebooks" / "dashboard.ipynb")
 
 
 def _text_of(path: Path) -> str:

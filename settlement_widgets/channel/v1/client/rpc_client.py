@@ -119,9 +119,10 @@ class V1RpcClient(V1ClientCore):
     ``connect_timeout`` the opening handshake. ``request_ids``, ``clock_ms`` and ``nonces``
     default to random ids, the wall clock and the SDK's nonce rule (tests inject them).
 
-    ``requests_per_sec`` / ``request_burst`` pace the requests (the node's defaults; ``None``
-    sends unpaced), and a ``rate limit exceeded`` answer is retried up to
-    ``rate_limit_retries`` times after an exponential back-off starting at one refill
+    ``requests_per_sec`` / ``request_burst`` are the node's limits (its defaults; ``None``
+    sends unpaced): requests are paced at that rate with a burst one request smaller, and a
+    ``rate limit exceeded`` answer is retried up to ``rate_limit_retries`` times after an
+    exponential back-off starting at one refill
     interval. ``monotonic`` and ``sleep`` are the pacing's clock and wait (tests drive them).
     """
 
@@ -194,7 +195,11 @@ class V1RpcClient(V1ClientCore):
                     "requests_per_sec must be > 0 and request_burst >= 1 (or pass "
                     "requests_per_sec=None for no pacing)"
                 )
-            self.pacer = TokenBucket(requests_per_sec, request_burst, clock=monotonic)
+            # one token short of the node's burst: the node counts a request when it arrives,
+            # and frames sent at the pace's edge can arrive closer together than they left
+            # (a slow first frame, then a quick one); the spare token absorbs up to one refill
+            # interval of that jitter (notebook 06 once met a refusal without it)
+            self.pacer = TokenBucket(requests_per_sec, max(1.0, request_burst - 1), clock=monotonic)
         self._pace_lock: asyncio.Lock | None = None
         #: how many requests the node refused with ``rate limit exceeded`` (each retried)
         self.rate_limited = 0
