@@ -3,6 +3,7 @@ and sandbox profiles never leak between tests or into the user's data dir."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,3 +37,12 @@ def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     # an in-process server that owns a sandbox exports these for its kernels: not past its test
     for name in shared[1:]:
         os.environ.pop(name, None)
+
+
+@pytest.fixture(autouse=True)
+def _collect_what_the_test_left() -> Iterator[None]:
+    """Collect garbage after every test, so an object a test left unclosed (an aiohttp
+    session warns from ``__del__``) fails that test and not whichever one runs when the
+    collector next happens to pass (CI once blamed a notebook check for another's leak)."""
+    yield
+    gc.collect()

@@ -142,6 +142,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         sandbox = _server_sandbox(base_url)
     service = SettlementService.from_config(config, sandbox)
     web_app.settings["settlement_service"] = service
+    _close_with_server(serverapp, service)
     handlers = settlement_handlers(base_url, service)
     if sandbox is not None:
         handlers += explorer_handlers(base_url, service)
@@ -159,6 +160,18 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
             sandbox.profile_path,
             sandbox.explorer_path,
         )
+
+
+def _close_with_server(serverapp: Any, service: SettlementService) -> None:
+    """Close the service's sessions when the server cleans up its extensions: jupyter_server
+    calls stop hooks of extension apps only, and this extension is a module."""
+    cleanup_extensions = serverapp.cleanup_extensions
+
+    async def cleanup_with_service() -> None:
+        await service.aclose()
+        await cleanup_extensions()
+
+    serverapp.cleanup_extensions = cleanup_with_service
 
 
 async def _start_in_background(sandbox: ServerSandbox, log: Any) -> None:

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -152,6 +153,16 @@ class SettlementService:
     def network_name(self, value: str) -> None:
         self._network_name = value
         self.invalidate_config()
+
+    async def aclose(self) -> None:
+        """Close what the service opened (explorer sessions, the faucet client); a server
+        that stops, or a test that built one, calls it."""
+        explorers = [*self._explorers.values(), *self._kernel_explorers.values()]
+        self._explorers, self._kernel_explorers = {}, {}
+        await _close_explorers(explorers)
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
 
     def invalidate_config(self) -> None:
         """Forget the pre-serialised GET body: the next GET builds it again."""
@@ -318,8 +329,9 @@ class SettlementService:
             return 404, not_found_page("Explorer", "this server owns no local sandbox")
         own = await self.sandbox.ensure()
         if self._explorer_for != own.instance:
-            self._explorers = {}
+            stale, self._explorers = self._explorers, {}
             self._explorer_for = own.instance
+            await _close_explorers(stale.values())
         key = None if chain is None else int(chain)
         explorer = self._explorers.get(key)
         if explorer is None:
@@ -345,7 +357,9 @@ class SettlementService:
             return 404, not_found_page("Explorer", "this server owns no local sandbox")
         profile = kernel_sandbox_profile(self.sandbox.profile_path, kernel_id)
         if profile is None or not await profile_answers(profile):
-            self._kernel_explorers.pop(kernel_id, None)
+            gone = self._kernel_explorers.pop(kernel_id, None)
+            if gone is not None:
+                await _close_explorers((gone,))
             return 404, not_found_page(
                 "Sandbox", "this kernel's own sandbox is not running (its kernel has ended)"
             )
@@ -359,6 +373,12 @@ class SettlementService:
         if kind == "address":
             return await explorer.address(value)  # type: ignore[no-any-return]
         return await explorer.index()  # type: ignore[no-any-return]
+
+
+async def _close_explorers(explorers: Iterable[Any]) -> None:
+    """Close explorers the service no longer serves (their sandbox restarted or ended)."""
+    for explorer in explorers:
+        await explorer.aclose()
 
 
 def _explorer_of(network: Network, base: str, chain: int | None = None) -> Any:

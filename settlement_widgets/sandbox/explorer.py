@@ -279,6 +279,13 @@ class Explorer:
             views.append(EventView(event.name, tuple(fields)))
         return views
 
+    async def aclose(self) -> None:
+        """Close the HTTP sessions of the explorer's provider: the server replaces an explorer
+        when its sandbox restarts, and an aiohttp session dropped open warns at collection."""
+        disconnect = getattr(self._w3.provider, "disconnect", None)
+        if disconnect is not None:
+            await disconnect()
+
     async def tx(self, tx_hash: str) -> tuple[int, str]:
         if not _TX_HASH.match(tx_hash):
             return 400, not_found_page("Transaction", tx_hash)

@@ -7,6 +7,7 @@ tests do not depend on each other's order.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from eth_abi import encode
 from web3 import AsyncWeb3
 from web3.providers.eth_tester import AsyncEthereumTesterProvider
 
-from settlement_widgets import networks
+from settlement_widgets import networks, providers
 from settlement_widgets.addresses import ZERO_ADDRESS
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.errors import (
@@ -571,3 +572,4 @@ async def test_configuration_errors_and_singletons(env: Env) -> None:
     assert get_v4_provider() is created and created.contracts()["policyHook"] == env.dep.hook
     reset_v4_provider()
     assert get_v4_provider() is None
+    await asyncio.gather(*providers._pending_closes)  # the close it scheduled
