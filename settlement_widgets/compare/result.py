@@ -126,6 +126,17 @@ class MethodRun:
     if_counterparty_vanishes: str
     scope: str
 
+    def __post_init__(self) -> None:
+        # every fee kind and phase present, so a run equals its own JSON round trip
+        fees = {k: int(self.fees_base_units.get(k, 0)) for k in FEE_KINDS}
+        extra = sorted(set(self.fees_base_units) - set(FEE_KINDS))
+        if extra:
+            raise InvalidComparisonError(f"unknown fee kind(s) {extra}; kinds: {FEE_KINDS}")
+        object.__setattr__(self, "fees_base_units", fees)
+        phases = {k: float(self.phase_seconds.get(k, 0.0)) for k in _PHASE_TIMES}
+        object.__setattr__(self, "phase_seconds", phases)
+        object.__setattr__(self, "chain_ids", tuple(self.chain_ids))
+
     @property
     def gas_used(self) -> int:
         """Gas of every transaction of the run, summed."""
