@@ -25,13 +25,53 @@ _EXPORTS: dict[str, str] = {
     "MethodRun": "result",
     "TxRecord": "result",
     "compare_methods": "run",
+    "RunProfile": "curve",
+    "break_even": "curve",
+    "comparison_curve": "curve",
+    "profile_of": "curve",
+    "MAINNET_LIKE_PROFILE": "projection",
+    "SEPOLIA_PROFILE": "projection",
+    "NetworkProfile": "projection",
+    "Projection": "projection",
+    "profile_from_chain": "projection",
+    "project": "projection",
+    "cost_vs_payments": "plots",
+    "time_to_final": "plots",
 }
 
-__all__ = ["Comparison", "Intent", "MethodRun", "TxRecord", "compare_methods"]
+__all__ = [
+    "MAINNET_LIKE_PROFILE",
+    "SEPOLIA_PROFILE",
+    "Comparison",
+    "Intent",
+    "MethodRun",
+    "NetworkProfile",
+    "Projection",
+    "RunProfile",
+    "TxRecord",
+    "break_even",
+    "compare_methods",
+    "comparison_curve",
+    "cost_vs_payments",
+    "profile_from_chain",
+    "profile_of",
+    "project",
+    "time_to_final",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .curve import RunProfile, break_even, comparison_curve, profile_of
     from .intent import Intent
+    from .plots import cost_vs_payments, time_to_final
+    from .projection import (
+        MAINNET_LIKE_PROFILE,
+        SEPOLIA_PROFILE,
+        NetworkProfile,
+        Projection,
+        profile_from_chain,
+        project,
+    )
     from .result import Comparison, MethodRun, TxRecord
     from .run import compare_methods

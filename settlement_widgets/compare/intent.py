@@ -21,7 +21,7 @@ from typing import Any
 from ..addresses import validate_address
 from ..errors import InvalidAmountError, SettlementValueError
 
-__all__ = ["Intent"]
+__all__ = ["ComparisonIntent", "Intent"]
 
 #: the most instalments one comparison runs (each is settled for real on two methods)
 MAX_PAYMENTS = 1000
@@ -146,3 +146,7 @@ class Intent:
             "counterparty": self.counterparty,
             "maxSlippageBps": self.max_slippage_bps,
         }
+
+
+#: the name of :class:`Intent` at the package's top level (v4 has an ``Intent`` of its own)
+ComparisonIntent = Intent

@@ -393,7 +393,7 @@ class _Reader:
     def at(self, key: str) -> str:
         return f"{self.path}.{key}"
 
-    def int(self, key: str, *, minimum: int = 0, optional: bool = False) -> Any:
+    def integer(self, key: str, *, minimum: int = 0, optional: bool = False) -> Any:
         value = self.data[key]
         if value is None and optional:
             return None
@@ -418,7 +418,7 @@ class _Reader:
             raise _error(self.at(key), "must be a non-negative number", value)
         return float(value)
 
-    def str(self, key: str, *, optional: bool = False, choices: tuple[str, ...] = ()) -> Any:
+    def text(self, key: str, *, optional: bool = False, choices: tuple[str, ...] = ()) -> Any:
         value = self.data[key]
         if value is None and optional:
             return None
@@ -428,7 +428,7 @@ class _Reader:
             raise _error(self.at(key), f"must be one of {list(choices)}", value)
         return value
 
-    def list(self, key: str) -> list[Any]:
+    def array(self, key: str) -> list[Any]:
         value = self.data[key]
         if not isinstance(value, list):
             raise _error(self.at(key), "must be a list", value)
@@ -519,69 +519,69 @@ def _address(value: object, path: str) -> str:
 
 def _parse_tx(data: object, path: str) -> TxRecord:
     r = _Reader(data, path, _TX_KEYS)
-    phase = r.str("phase", choices=PHASES)
-    payment = r.int("payment", optional=True)
+    phase = r.text("phase", choices=PHASES)
+    payment = r.integer("payment", optional=True)
     if (phase == "payment") != (payment is not None):
         raise _error(r.at("payment"), "must be set exactly for a payment-phase tx", payment)
-    url = r.str("explorerUrl", optional=True)
-    tx_hash = r.str("hash")
+    url = r.text("explorerUrl", optional=True)
+    tx_hash = r.text("hash")
     if not (len(tx_hash) == 66 and tx_hash.startswith("0x")):
         raise _error(r.at("hash"), "must be a 0x-prefixed 32-byte hex hash", tx_hash)
     return TxRecord(
         hash=tx_hash,
-        chain_id=r.int("chainId", minimum=1),
-        step=r.str("step"),
+        chain_id=r.integer("chainId", minimum=1),
+        step=r.text("step"),
         phase=phase,
         payment=payment,
-        gas_used=r.int("gasUsed"),
-        effective_gas_price_wei=r.int("effectiveGasPriceWei"),
+        gas_used=r.integer("gasUsed"),
+        effective_gas_price_wei=r.integer("effectiveGasPriceWei"),
         payer=_address(r.data["payer"], r.at("payer")),
-        value_wei=r.int("valueWei"),
-        block=r.int("block"),
+        value_wei=r.integer("valueWei"),
+        block=r.integer("block"),
         explorer_url=url,
     )
 
 
 def _parse_run(data: object, path: str) -> MethodRun:
     r = _Reader(data, path, _RUN_KEYS)
-    txs = tuple(_parse_tx(t, f"{r.at('txs')}[{i}]") for i, t in enumerate(r.list("txs")))
+    txs = tuple(_parse_tx(t, f"{r.at('txs')}[{i}]") for i, t in enumerate(r.array("txs")))
     fees_obj = _Reader(r.obj("feesBaseUnits"), r.at("feesBaseUnits"), FEE_KINDS)
     phases = _Reader(r.obj("phaseSeconds"), r.at("phaseSeconds"), _PHASE_TIMES)
-    chain_ids = r.list("chainIds")
+    chain_ids = r.array("chainIds")
     for i, c in enumerate(chain_ids):
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise _error(f"{r.at('chainIds')}[{i}]", "must be a chain id", c)
     steps = r.obj("gasByStep")
     run = MethodRun(
-        method=r.str("method", choices=METHODS),
-        variant=r.str("variant"),
-        label=r.str("label"),
-        asset=r.str("asset"),
-        decimals=r.int("decimals"),
+        method=r.text("method", choices=METHODS),
+        variant=r.text("variant"),
+        label=r.text("label"),
+        asset=r.text("asset"),
+        decimals=r.integer("decimals"),
         chain_ids=tuple(chain_ids),
-        payments=r.int("payments", minimum=1),
+        payments=r.integer("payments", minimum=1),
         txs=txs,
         fees_base_units={k: fees_obj.big(k) for k in FEE_KINDS},
         sent_base_units=r.big("sentBaseUnits"),
         received_base_units=r.big("receivedBaseUnits"),
         wall_seconds=r.num("wallSeconds"),
         phase_seconds={k: phases.num(k) for k in _PHASE_TIMES},
-        blocks=r.int("blocks"),
-        signature_prompts=r.int("signaturePrompts"),
-        transaction_prompts=r.int("transactionPrompts"),
-        off_chain_operations=r.int("offChainOperations"),
+        blocks=r.integer("blocks"),
+        signature_prompts=r.integer("signaturePrompts"),
+        transaction_prompts=r.integer("transactionPrompts"),
+        off_chain_operations=r.integer("offChainOperations"),
         locked_base_units=r.big("lockedBaseUnits"),
         locked_seconds=r.num("lockedSeconds"),
-        dispute_window_seconds=r.int("disputeWindowSeconds", optional=True),
+        dispute_window_seconds=r.integer("disputeWindowSeconds", optional=True),
         cost_usd=r.num("costUsd", optional=True),
         payer=_address(r.data["payer"], r.at("payer")),
-        trust=r.str("trust"),
-        if_counterparty_vanishes=r.str("ifCounterpartyVanishes"),
-        scope=r.str("scope"),
+        trust=r.text("trust"),
+        if_counterparty_vanishes=r.text("ifCounterpartyVanishes"),
+        scope=r.text("scope"),
     )
     # the derived figures must still be what the transactions say
     derived = {
-        "gasUsed": (r.int("gasUsed"), run.gas_used),
+        "gasUsed": (r.integer("gasUsed"), run.gas_used),
         "costNativeWei": (r.big("costNativeWei"), run.cost_native_wei),
         "payerCostNativeWei": (r.big("payerCostNativeWei"), run.payer_cost_native_wei),
         "gasByStep": (dict(steps), run.gas_by_step),
@@ -596,13 +596,13 @@ def _parse_intent(data: object, path: str) -> Intent:
     r = _Reader(data, path, _INTENT_KEYS)
     try:
         return Intent(
-            amount=r.str("amount"),
-            asset=r.str("asset"),
-            source_chain=r.int("sourceChain", minimum=1),
-            destination_chain=r.int("destinationChain", minimum=1),
-            payments=r.int("payments", minimum=1),
+            amount=r.text("amount"),
+            asset=r.text("asset"),
+            source_chain=r.integer("sourceChain", minimum=1),
+            destination_chain=r.integer("destinationChain", minimum=1),
+            payments=r.integer("payments", minimum=1),
             counterparty=_address(r.data["counterparty"], r.at("counterparty")),
-            max_slippage_bps=r.int("maxSlippageBps"),
+            max_slippage_bps=r.integer("maxSlippageBps"),
         )
     except InvalidComparisonError:
         raise
@@ -615,7 +615,7 @@ def _parse(data: object) -> Comparison:
     version = r.data["version"]
     if version != COMPARISON_VERSION or isinstance(version, bool):
         raise _error(r.at("version"), f"must be {COMPARISON_VERSION}", version)
-    runs = tuple(_parse_run(x, f"{r.at('runs')}[{i}]") for i, x in enumerate(r.list("runs")))
+    runs = tuple(_parse_run(x, f"{r.at('runs')}[{i}]") for i, x in enumerate(r.array("runs")))
     labels = [x.label for x in runs]
     if len(set(labels)) != len(labels):
         raise _error(r.at("runs"), "must have distinct labels", labels)
@@ -624,12 +624,12 @@ def _parse(data: object) -> Comparison:
         if not isinstance(reason, str) or not reason:
             raise _error(f"{r.at('unavailable')}.{key}", "must be a non-empty reason", reason)
     price = r.num("nativeUsd", optional=True)
-    source = r.str("priceSource", optional=True)
+    source = r.text("priceSource", optional=True)
     if (price is None) != (source is None):
         raise _error(r.at("priceSource"), "must be given exactly when nativeUsd is", source)
     comparison = Comparison(
-        network=r.str("network"),
-        measured_at=r.str("measuredAt"),
+        network=r.text("network"),
+        measured_at=r.text("measuredAt"),
         intent=_parse_intent(r.data["intent"], r.at("intent")),
         runs=runs,
         unavailable=dict(unavailable),
@@ -637,7 +637,7 @@ def _parse(data: object) -> Comparison:
         price_source=source,
     )
     for key in ("cheapest", "fastest"):
-        stated = r.str(key, optional=True)
+        stated = r.text(key, optional=True)
         computed = getattr(comparison, key)
         if stated != computed:
             raise _error(r.at(key), f"disagrees with the runs (they give {computed!r})", stated)
