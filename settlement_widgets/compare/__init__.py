@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "project": "projection",
     "cost_vs_payments": "plots",
     "time_to_final": "plots",
+    "comparison_styler": "table",
 }
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "break_even",
     "compare_methods",
     "comparison_curve",
+    "comparison_styler",
     "cost_vs_payments",
     "profile_from_chain",
     "profile_of",
@@ -75,3 +77,4 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from .result import Comparison, MethodRun, TxRecord
     from .run import compare_methods
+    from .table import comparison_styler

@@ -56,8 +56,9 @@ DEFAULT_MAX_ROUTES = 2
 METHOD_KEYS = ("channel", "channel/nitrolite-v0.5", "channel/nitrolite-v1", "v4", "aggregator")
 #: the assets every sandbox method moves as "USDC": each method's test dollar
 _USD_ASSETS = frozenset({"USDC", "USD"})
-#: seconds a v4 intent stays valid once signed
-_V4_DEADLINE_SECONDS = 3600
+#: the v4 intents' deadline (unix seconds, in 2033): the payer's choice, fixed rather than
+#: "now + an hour" so that a re-run on a fresh sandbox signs the same bytes (the same gas)
+_V4_DEADLINE = 2_000_000_000
 
 
 # --- measuring what the code asks a signer for --------------------------------------------
@@ -415,7 +416,7 @@ async def _run_v4(ctx: _Context) -> MethodRun:
     await as_user.approve_adapter(token_in, total)
     clock.mark("opened")
     pool_fee = slippage = 0
-    deadline = int((await w3.eth.get_block("latest"))["timestamp"]) + _V4_DEADLINE_SECONDS
+    deadline = _V4_DEADLINE
     for i, amount in enumerate(amounts):
         mid = await _mid_out(w3, net.contracts.pool_manager, key, amount)
         minimum = mid * (10_000 - bps) // 10_000
