@@ -48,6 +48,9 @@ def cost_vs_payments(comparison: Comparison, up_to: int | None = None) -> Figure
         if n <= int(curve["payments"].max()) and n > 1:
             ax.axvline(n, color="#94a3b8", lw=0.8, alpha=0.6)
     ax.set_xlabel("payments")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("cumulative cost (USD)" if usd else "cumulative cost (gwei)")
     price = f"ETH at ${comparison.native_usd:,.2f} ({comparison.price_source})" if usd else ""
     ax.set_title(
@@ -77,7 +80,7 @@ def time_to_final(comparison: Comparison) -> Figure:
         f"Time to final, {comparison.intent.payments} payment(s) on {comparison.network}",
         fontsize="medium",
     )
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
     return fig
