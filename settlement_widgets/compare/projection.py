@@ -9,8 +9,9 @@ figures:
 - ``projected_cost_native_wei`` = measured gas x the profile's gas price (the same contracts
   use the same gas on any EVM chain);
 - ``projected_cost_usd`` = that x the profile's native price, when the profile has one;
-- ``projected_seconds`` = (measured blocks + the profile's confirmations) x its block time,
-  plus the measured off-chain seconds (node round trips on loopback: a lower bound).
+- ``projected_chain_seconds`` = (measured blocks + the profile's confirmations) x its block
+  time; ``projected_seconds`` adds the measured off-chain seconds (node round trips on
+  loopback: a lower bound, and a wall-clock figure that varies from run to run).
 
 Every projected column is prefixed ``projected_``; the measured figures they start from are
 prefixed ``measured_``; :attr:`Projection.assumptions` lists the profile's values and where
@@ -145,6 +146,7 @@ def project(comparison: Comparison, profile: NetworkProfile) -> Projection:
     for run in comparison.runs:
         cost = run.gas_used * profile.gas_price_wei
         off_chain = run.phase_seconds["payments"] if run.method == "channel" else 0.0
+        chain_seconds = (run.blocks + profile.confirmations) * profile.block_time_seconds
         rows.append(
             {
                 "label": run.label,
@@ -157,9 +159,8 @@ def project(comparison: Comparison, profile: NetworkProfile) -> Projection:
                 "projected_cost_usd": (
                     cost / 10**18 * profile.native_usd if profile.native_usd is not None else None
                 ),
-                "projected_seconds": (run.blocks + profile.confirmations)
-                * profile.block_time_seconds
-                + off_chain,
+                "projected_chain_seconds": chain_seconds,
+                "projected_seconds": chain_seconds + off_chain,
                 "projected_dispute_window_seconds": run.dispute_window_seconds,
             }
         )

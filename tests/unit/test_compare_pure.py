@@ -224,6 +224,7 @@ def test_projection_labels_its_columns_and_states_assumptions() -> None:
     channel = frame.set_index("label").loc["channel (x)"]
     assert channel["projected_cost_native_wei"] == 400_000 * 3 * 10**9
     assert channel["projected_cost_usd"] == pytest.approx(400_000 * 3e9 / 1e18 * 2000)
+    assert channel["projected_chain_seconds"] == (2 + 2) * 12.0
     assert channel["projected_seconds"] == pytest.approx((2 + 2) * 12.0 + 0.2)
     assert projection.assumptions["gas_price_wei"] == 3 * 10**9
     assert projection.assumptions["source"] == "stated for the test"
