@@ -71,6 +71,9 @@ _EXPORTS: dict[str, str] = {
     "list_proofs": "proofs",
     # local sandbox
     "LocalSandbox": "sandbox",
+    # which method, when
+    "ComparisonIntent": "compare.intent",
+    "compare_methods": "compare.run",
 }
 
 __all__ = [
@@ -82,6 +85,7 @@ __all__ = [
     "ChannelProvider",
     "ChannelProviderV1",
     "ChannelStatusPanel",
+    "ComparisonIntent",
     "ConfigurationError",
     "Intent",
     "LocalSandbox",
@@ -100,6 +104,7 @@ __all__ = [
     "WalletClient",
     "__version__",
     "aggregator_provider",
+    "compare_methods",
     "create_local_channel_config",
     "create_sepolia_channel_config",
     "get_aggregator_provider",
@@ -130,6 +135,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .channel import ChannelProvider, request_faucet_tokens
     from .channel.factory import open_channel_provider
     from .channel.v1 import ChannelProviderV1
+    from .compare.intent import ComparisonIntent
+    from .compare.run import compare_methods
     from .dashboard import SettlementDashboard
     from .errors import (
         ConfigurationError,

@@ -15,6 +15,7 @@ The tree::
     │   ├── InvalidNetworkError
     │   ├── InvalidSignatureError
     │   ├── InvalidFrameError                   a malformed RPC frame
+    │   ├── InvalidComparisonError              a comparison JSON that breaks its schema
     │   ├── InvalidStateError                   a channel state that breaks the protocol rules
     │   ├── ExpiredError                        stale timestamp, expired session key/intent
     │   ├── ReplayError                         a request or intent seen before
@@ -69,6 +70,7 @@ __all__ = [
     "InsufficientBalanceError",
     "InvalidAddressError",
     "InvalidAmountError",
+    "InvalidComparisonError",
     "InvalidFrameError",
     "InvalidNetworkError",
     "InvalidSignatureError",
@@ -124,6 +126,11 @@ class InvalidSignatureError(SettlementValueError):
 
 class InvalidFrameError(SettlementValueError):
     """A relay RPC frame that is not valid JSON or not shaped as the protocol requires."""
+
+
+class InvalidComparisonError(SettlementValueError):
+    """A method comparison's JSON (``Comparison.from_json``) that does not follow its
+    documented schema: a missing, unknown or mistyped field, named by its path."""
 
 
 class InvalidStateError(SettlementValueError):

@@ -104,6 +104,11 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "the challenge period is over on chain",
         "https://sepolia.etherscan.io/tx/0x",
     ),
+    "07_compare_methods": (
+        "SETTLEMENT_NETWORK=sepolia: measured on a private local sandbox",
+        "projected onto sepolia, gas price read from SEPOLIA_RPC_URL",
+        "PROJECTION, not a measurement",
+    ),
     "dashboard": ("network='sepolia'",),
     DASHBOARD_V1: (
         "network='sepolia-v1'",

@@ -10,6 +10,7 @@ A reverted source transaction is ``FAILED``, an unknown hash ``NOT_FOUND``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -17,6 +18,15 @@ from .lifi_schema import LifiError, decimal_str, kind_of, usd_of
 from .route_base import RouteServerBase
 
 __all__ = ["RouteStatusMixin"]
+
+
+@dataclass
+class _LogIndex:
+    """What :meth:`RouteStatusMixin._indexed` has read of one event of one contract."""
+
+    next_block: int = 0
+    last_hash: str | None = None
+    found: dict[str, Any] = field(default_factory=dict)
 
 
 class RouteStatusMixin(RouteServerBase):
@@ -189,11 +199,40 @@ class RouteStatusMixin(RouteServerBase):
         if address is None:
             return None
         contract = self.chains[chain_id].w3.eth.contract(address=address, abi=self._bridge_abi)  # type: ignore[call-overload]
-        event = getattr(contract.events, name)()
-        logs = await event.get_logs(
-            from_block=0, argument_filters={"transferId": bytes.fromhex(transfer_id[2:])}
-        )
-        return (logs[0], logs[0]) if logs else None
+        log = (await self._indexed(chain_id, getattr(contract.events, name)())).get(transfer_id)
+        return (log, log) if log is not None else None
+
+    async def _indexed(self, chain_id: int, event: Any) -> dict[str, Any]:
+        """Every ``event`` log of one contract by ``transferId``, read incrementally.
+
+        ``/status`` is polled while a transfer waits; asking the chain for the logs from
+        block 0 at every poll made each answer cost more as the chain grew (half a second
+        per query on the in-process chain after a few dozen transfers, most of a
+        comparison's time). The index reads only the blocks it has not read, and starts
+        again from block 0 when the last block it read is no longer on the chain (a
+        sandbox snapshot reverted, a time travel).
+        """
+        index: dict[tuple[int, str, str], _LogIndex] = self.__dict__.setdefault("_log_index", {})
+        key = (chain_id, str(event.address).lower(), event.event_name)
+        w3 = self.chains[chain_id].w3
+        entry = index.get(key)
+        if entry is not None and entry.last_hash is not None:
+            try:
+                seen = await w3.eth.get_block(entry.next_block - 1)
+                same = "0x" + bytes(seen["hash"]).hex() == entry.last_hash
+            except Exception:  # the block is gone: the chain went back
+                same = False
+            if not same:
+                entry = None
+        if entry is None:
+            entry = index[key] = _LogIndex()
+        head = await self.chains[chain_id].block_number()
+        if entry.next_block <= head:
+            for log in await event.get_logs(from_block=entry.next_block, to_block=head):
+                entry.found.setdefault("0x" + bytes(log["args"]["transferId"]).hex(), log)
+            last = await w3.eth.get_block(head)
+            entry.next_block, entry.last_hash = head + 1, "0x" + bytes(last["hash"]).hex()
+        return entry.found
 
     def _swapped(self, chain_id: int, receipt: Any) -> Any:
         """The router's ``SwappedAndBridged`` arguments in ``receipt``, or None."""
@@ -216,10 +255,8 @@ class RouteStatusMixin(RouteServerBase):
         if router is None:
             return None
         contract = self.chains[chain_id].w3.eth.contract(address=router, abi=self._router_abi)  # type: ignore[call-overload]
-        logs = await contract.events.Delivered().get_logs(
-            from_block=0, argument_filters={"transferId": bytes.fromhex(transfer_id[2:])}
-        )
-        return (logs[0], logs[0]) if logs else None
+        log = (await self._indexed(chain_id, contract.events.Delivered())).get(transfer_id)
+        return (log, log) if log is not None else None
 
     async def _receiving(
         self, chain_id: int, log: Any, amount: int, token: dict[str, Any]
