@@ -4,6 +4,11 @@ Each card is an ``HTML`` widget (rendered by :func:`render_card_html`) with a tr
 ``Button`` laid over it in the same grid cell, so the whole card is the click target without
 any custom front-end code. The selected method's contract addresses are
 shown inline below the cards, linked to the network's explorer.
+
+Given a comparison (``comparison``, or :meth:`SettlementSelector.show_comparison`), each card
+also shows what was measured of its method on the comparison's intent: cost, time to final,
+wallet prompts, and which run was the cheapest and the fastest
+(:mod:`~settlement_widgets.widgets.measured` decides and renders it, purely).
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from typing import Any
 import ipywidgets
 import traitlets
 
+from ..compare.wire import ComparisonView, parse_comparison
 from ..errors import SettlementValueError
 from ..methods import SettlementMethod, validate_method
 from ..networks import Network
 from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput, run_callback
 from .home_loop import HomeLoop
+from .measured import render_comparison_caption_html
 from .render import render_address_box_html, render_caption_html, render_card_html
 from .snapshot import StaticSnapshot
 from .viewmodels import AggregatorSource, SelectorViewModel, network_aggregator_source
@@ -42,9 +49,16 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     default it is the network's
     (:func:`~settlement_widgets.widgets.viewmodels.network_aggregator_source`, the rule the
     dashboard follows too, so a notebook and the dashboard agree on the same sandbox).
+    ``comparison`` (a trait: anything :func:`~settlement_widgets.compare.wire.parse_comparison`
+    reads, stored parsed as a :class:`~settlement_widgets.compare.wire.ComparisonView`, or
+    None) puts each method's measured figures on its card; a comparison of another network
+    is refused, so a card never shows figures measured elsewhere.
     """
 
     selected = traitlets.Unicode("aggregator", help="the selected settlement method")
+    comparison = traitlets.Any(
+        None, allow_none=True, help="the comparison shown on the cards (a ComparisonView)"
+    )
 
     def __init__(
         self,
@@ -52,12 +66,13 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         on_change: OnChange | None = None,
         network: Network | str | None = None,
         aggregator_source: AggregatorSource | None = None,
+        comparison: Any = None,
         **kwargs: Any,
     ) -> None:
         reject_unknown(
             "SettlementSelector",
             kwargs,
-            ("selected", "on_change", "network", "aggregator_source", "layout"),
+            ("selected", "on_change", "network", "aggregator_source", "comparison", "layout"),
         )
         method = validate_method(selected)
         self._check_callback(on_change)
@@ -71,7 +86,8 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         self.on_change: OnChange | None = on_change
         self._errors = ErrorOutput("SettlementSelector")
 
-        vm = SelectorViewModel.build(method, self._network, self._aggregator_source)
+        measured = self._parse_comparison(comparison)
+        vm = SelectorViewModel.build(method, self._network, self._aggregator_source, measured)
         self._card_html: dict[str, ipywidgets.HTML] = {}
         self._buttons: dict[str, ipywidgets.Button] = {}
         cards = []
@@ -115,11 +131,19 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         )
         self._addresses.add_class("sw-addresses")
         caption = ipywidgets.HTML(render_caption_html(), layout=ipywidgets.Layout(margin="0"))
-        super().__init__(children=[caption, grid, self._addresses, self._errors], **kwargs)
+        self._comparison_html = ipywidgets.HTML(
+            render_comparison_caption_html(vm.caption), layout=ipywidgets.Layout(margin="0")
+        )
+        self._comparison_html.add_class("sw-comparison-caption")
+        super().__init__(
+            children=[caption, self._comparison_html, grid, self._addresses, self._errors],
+            **kwargs,
+        )
         self.add_class("sw-selector")
         self._home = HomeLoop()
         self.selected = method
-        self.observe(self._render, names=["selected"])
+        self.comparison = measured
+        self.observe(self._render, names=["selected", "comparison"])
 
     # --- public API ---------------------------------------------------------------------
 
@@ -134,7 +158,16 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
 
     @property
     def view_model(self) -> SelectorViewModel:
-        return SelectorViewModel.build(self.selected, self._network, self._aggregator_source)
+        return SelectorViewModel.build(
+            self.selected, self._network, self._aggregator_source, self.comparison
+        )
+
+    def show_comparison(self, comparison: Any) -> ComparisonView | None:
+        """Show ``comparison`` on the cards (None clears them): a ``Comparison``, its
+        ``to_json()`` or JSON text, parsed strictly; returns what is shown. A malformed
+        comparison, or one of another network, raises and leaves the cards as they were."""
+        self.comparison = comparison
+        return self.comparison  # type: ignore[no-any-return]
 
     def set_selected(self, method: str) -> None:
         """Select ``method`` from Python (observers of ``selected`` run; ``on_change`` not)."""
@@ -167,6 +200,22 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     def _validate_selected(self, proposal: dict[str, Any]) -> str:
         return validate_method(proposal["value"])
 
+    @traitlets.validate("comparison")
+    def _validate_comparison(self, proposal: dict[str, Any]) -> ComparisonView | None:
+        return self._parse_comparison(proposal["value"])
+
+    def _parse_comparison(self, value: Any) -> ComparisonView | None:
+        """``value`` parsed, and only if it was measured on this selector's network."""
+        if value is None:
+            return None
+        view = parse_comparison(value)
+        if view.network != self._network.name:
+            raise SettlementValueError(
+                f"this comparison was measured on {view.network!r}; the selector shows "
+                f"{self._network.name!r}"
+            )
+        return view
+
     @staticmethod
     def _check_callback(on_change: object) -> None:
         if on_change is not None and not callable(on_change):
@@ -180,3 +229,4 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
             for card in vm.cards:
                 self._card_html[card.id].value = render_card_html(card)
             self._addresses.value = render_address_box_html(vm)
+            self._comparison_html.value = render_comparison_caption_html(vm.caption)

@@ -18,13 +18,17 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..addresses import is_address, short, to_checksum
 from ..errors import SettlementValueError, UnknownOptionError
 from ..links import is_link_target
 from ..methods import SettlementMethod, settlement_options, validate_method
 from ..networks import PROTOCOL_V1, Network
+
+if TYPE_CHECKING:
+    from ..compare.wire import ComparisonView
+    from .measured import ComparisonCaption, MeasuredCard
 
 __all__ = [
     "CAMEL_TO_SNAKE",
@@ -189,7 +193,8 @@ class CardViewModel:
     """One clickable card: label, pill, description and network.
 
     ``status`` is the JACK dashboard's (``live``/``demo``, what the API reports); ``pill`` is
-    what the card shows (:func:`card_pill`)."""
+    what the card shows (:func:`card_pill`); ``measured`` what a comparison measured of
+    the method (None: nothing to show, see :mod:`~settlement_widgets.widgets.measured`)."""
 
     id: SettlementMethod
     label: str
@@ -198,6 +203,7 @@ class CardViewModel:
     status: str
     selected: bool
     pill: str = ""
+    measured: MeasuredCard | None = None
 
 
 #: the address box per method: (label, NetworkContracts attribute); the channel's are the
@@ -228,21 +234,40 @@ def contract_label(network: Network) -> str:
 class SelectorViewModel:
     """The selector: three cards (:func:`~settlement_widgets.methods.settlement_options` of the
     network, in that order) and the selected method's
-    contract addresses (none for ``aggregator``)."""
+    contract addresses (none for ``aggregator``); with a comparison, the caption naming its
+    intent and each card's measured figures."""
 
     selected: SettlementMethod
     network_name: str
     explorer_base: str
     cards: tuple[CardViewModel, ...]
     addresses: tuple[AddressLine, ...]
+    caption: ComparisonCaption | None = None
 
     @classmethod
     def build(
-        cls, selected: str, network: Network, aggregator: AggregatorSource | None = None
+        cls,
+        selected: str,
+        network: Network,
+        aggregator: AggregatorSource | None = None,
+        comparison: ComparisonView | None = None,
     ) -> SelectorViewModel:
         """The selector on ``network``; ``aggregator`` says where the aggregator's data
-        comes from (None: :func:`network_aggregator_source`, the rule the dashboard uses)."""
+        comes from (None: :func:`network_aggregator_source`, the rule the dashboard uses);
+        ``comparison`` (measured on ``network``, else refused) adds its figures to the cards."""
         method = validate_method(selected)
+        measured: Mapping[str, MeasuredCard] = {}
+        caption = None
+        if comparison is not None:
+            from .measured import comparison_caption, measured_cards
+
+            if comparison.network != network.name:
+                raise SettlementValueError(
+                    f"this comparison was measured on {comparison.network!r}; the selector "
+                    f"shows {network.name!r}"
+                )
+            measured = measured_cards(comparison)
+            caption = comparison_caption(comparison)
         if aggregator is None:
             aggregator = network_aggregator_source(network)
         if aggregator not in _AGGREGATOR_SOURCES:
@@ -256,6 +281,7 @@ class SelectorViewModel:
                 status=o.status,
                 selected=o.id == method,
                 pill=card_pill(o.id, network.name, aggregator),
+                measured=measured.get(o.id),
             )
             for o in settlement_options(network)
         )
@@ -273,6 +299,7 @@ class SelectorViewModel:
             explorer_base=network.explorer_base,
             cards=cards,
             addresses=addresses,
+            caption=caption,
         )
 
 
