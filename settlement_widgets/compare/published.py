@@ -62,8 +62,7 @@ def publish_comparison(
     view = parse_comparison(comparison_json)
     if view.network != name:
         raise InvalidNetworkError(
-            f"this comparison was measured on {view.network!r}; it cannot be published "
-            f"for {name!r}"
+            f"this comparison was measured on {view.network!r}; it cannot be published for {name!r}"
         )
     path = comparison_path(name, home)
     try:

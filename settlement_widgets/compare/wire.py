@@ -85,9 +85,7 @@ def _object(value: Any, path: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
         raise _fail(path, f"missing field {missing[0]!r} (fields: {', '.join(keys)})")
     unknown = [k for k in value if k not in keys]
     if unknown:
-        raise _fail(
-            path, f"unknown field {str(unknown[0])[:60]!r} (fields: {', '.join(keys)})"
-        )
+        raise _fail(path, f"unknown field {str(unknown[0])[:60]!r} (fields: {', '.join(keys)})")
     return value
 
 
@@ -170,7 +168,8 @@ class IntentView:
         amount = v["amount"]
         if not isinstance(amount, str) or not _DECIMAL.match(amount):
             raise _fail(
-                _join(path, "amount"), f"expected a decimal string such as '100', got {_shown(amount)}"
+                _join(path, "amount"),
+                f"expected a decimal string such as '100', got {_shown(amount)}",
             )
         return cls(
             amount=amount,
@@ -459,7 +458,7 @@ class ComparisonView:
         raw = v["unavailable"]
         if not isinstance(raw, Mapping):
             raise _fail("unavailable", f"expected an object of method -> reason, got {_shown(raw)}")
-        unavailable = {
+        unavailable: dict[str, str] = {
             _method(m, "unavailable key"): _text(why, f"unavailable.{m}", _LONG)
             for m, why in raw.items()
         }

@@ -73,9 +73,9 @@ from .view import (
 
 if TYPE_CHECKING:
     from ..aggregator import AggregatorProvider
-    from ..compare.wire import ComparisonView
     from ..channel.interface import ChannelClient
     from ..channel.models import Channel
+    from ..compare.wire import ComparisonView
     from ..notebook import NotebookSession
     from ..signer import Signer
     from ..v4 import V4Provider

@@ -130,15 +130,12 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
             render_address_box_html(vm), layout=ipywidgets.Layout(margin="0")
         )
         self._addresses.add_class("sw-addresses")
-        caption = ipywidgets.HTML(render_caption_html(), layout=ipywidgets.Layout(margin="0"))
-        self._comparison_html = ipywidgets.HTML(
-            render_comparison_caption_html(vm.caption), layout=ipywidgets.Layout(margin="0")
+        # the caption names the comparison's intent under "Settlement Method" when there is
+        # one (one widget: the children keep their places)
+        self._caption = ipywidgets.HTML(
+            self._caption_html(vm), layout=ipywidgets.Layout(margin="0")
         )
-        self._comparison_html.add_class("sw-comparison-caption")
-        super().__init__(
-            children=[caption, self._comparison_html, grid, self._addresses, self._errors],
-            **kwargs,
-        )
+        super().__init__(children=[self._caption, grid, self._addresses, self._errors], **kwargs)
         self.add_class("sw-selector")
         self._home = HomeLoop()
         self.selected = method
@@ -223,10 +220,14 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
                 f"on_change must be a function taking the method, got {type(on_change).__name__}"
             )
 
+    @staticmethod
+    def _caption_html(vm: SelectorViewModel) -> str:
+        return render_caption_html() + render_comparison_caption_html(vm.caption)
+
     def _render(self, _change: object = None) -> None:
         vm = self.view_model
         with self.hold_sync():
             for card in vm.cards:
                 self._card_html[card.id].value = render_card_html(card)
             self._addresses.value = render_address_box_html(vm)
-            self._comparison_html.value = render_comparison_caption_html(vm.caption)
+            self._caption.value = self._caption_html(vm)

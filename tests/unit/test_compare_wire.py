@@ -152,7 +152,7 @@ def test_publish_writes_the_canonical_json_atomically(tmp_path: Path) -> None:
 
 
 def test_publish_refuses_other_networks_and_bad_input(tmp_path: Path) -> None:
-    with pytest.raises(InvalidNetworkError, match="measured on 'local'.*for 'sepolia'"):
+    with pytest.raises(InvalidNetworkError, match=r"measured on 'local'.*for 'sepolia'"):
         publish_comparison(sample_comparison(), "sepolia", home=tmp_path)
     with pytest.raises(InvalidNetworkError, match="network must be one of"):
         publish_comparison(sample_comparison(network="mainnet"), "mainnet", home=tmp_path)
