@@ -18,15 +18,16 @@ PAYER = to_checksum("0x" + "ab" * 20)
 
 
 def sample_tx(n: int, gas: int, chain_id: int = 31337) -> dict[str, Any]:
+    tx_hash = f"0x{n:064x}"
     return {
-        "hash": "0x" + f"{n:02x}" * 32,
+        "hash": tx_hash,
         "chainId": chain_id,
         "step": f"step {n}",
         "gasUsed": gas,
         "effectiveGasPriceWei": 1_000_000_000,
         "payer": PAYER,
         "valueWei": 0,
-        "explorerUrl": f"http://127.0.0.1:8545/explorer/tx/0x{f'{n:02x}' * 32}",
+        "explorerUrl": f"http://127.0.0.1:8545/explorer/tx/{tx_hash}",
     }
 
 
