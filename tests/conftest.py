@@ -25,6 +25,10 @@ def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("SETTLEMENT_PROFILE", raising=False)
     monkeypatch.delenv("SETTLEMENT_PRIVATE_KEY", raising=False)
     monkeypatch.delenv("SETTLEMENT_API_NETWORK", raising=False)
+    # a Jupyter server exports its home to what it starts (a terminal running pytest, and
+    # the in-process servers of tests/api): publications go to this test's home, and the
+    # variable an in-process server sets is gone again after the test
+    monkeypatch.delenv("SETTLEMENT_SERVER_HOME", raising=False)
     shared = (
         "SETTLEMENT_SHARED_SANDBOX",
         "SETTLEMENT_SHARED_PROFILE",

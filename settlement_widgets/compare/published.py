@@ -7,6 +7,11 @@ whole or not at all (:func:`~settlement_widgets.atomic_file.write_atomic`, a ren
 the comparison was parsed strictly (:func:`~.wire.parse_comparison`), so the server only
 ever finds a complete, valid comparison of the network the file is named after. What is
 written is the parsed view's canonical JSON, never the caller's bytes.
+
+Which home: a kernel's session has a private ``SETTLEMENT_HOME`` (its stores), so the Jupyter
+server exports its own as ``SETTLEMENT_SERVER_HOME`` to the kernels it starts
+(:data:`SERVER_HOME_ENV`, set by the server extension); a publication goes there, else to
+``SETTLEMENT_HOME`` (a script, or the server's own process).
 """
 
 from __future__ import annotations
@@ -20,10 +25,29 @@ from ..atomic_file import write_atomic
 from ..errors import InvalidNetworkError, StorageError
 from .wire import ComparisonView, parse_comparison, strict_loads
 
-__all__ = ["COMPARISONS_DIR", "comparison_path", "publish_comparison", "read_published"]
+__all__ = [
+    "COMPARISONS_DIR",
+    "SERVER_HOME_ENV",
+    "comparison_path",
+    "publish_comparison",
+    "read_published",
+    "server_home",
+]
 
 #: the folder under the settlement home that holds the published comparisons
 COMPARISONS_DIR: Final = "comparisons"
+#: where the Jupyter server that started this process keeps its settlement home
+SERVER_HOME_ENV: Final = "SETTLEMENT_SERVER_HOME"
+
+
+def server_home() -> Path:
+    """The settlement home of the Jupyter server this process serves (``$SETTLEMENT_SERVER_HOME``,
+    exported to its kernels), else this process's own
+    (:func:`~settlement_widgets.networks.settlement_home`)."""
+    from ..networks import settlement_home
+
+    env = os.environ.get(SERVER_HOME_ENV)
+    return Path(env) if env else settlement_home()
 
 
 def _network_name(network: Any) -> str:
@@ -41,11 +65,8 @@ def _network_name(network: Any) -> str:
 
 def comparison_path(network: Any, home: os.PathLike[str] | str | None = None) -> Path:
     """Where the comparison of ``network`` is published: ``<home>/comparisons/<name>.json``,
-    ``home`` defaulting to :func:`~settlement_widgets.networks.settlement_home` (the one
-    the Jupyter server and its kernels share)."""
-    from ..networks import settlement_home
-
-    root = Path(home) if home is not None else settlement_home()
+    ``home`` defaulting to :func:`server_home` (the Jupyter server's, which serves it)."""
+    root = Path(home) if home is not None else server_home()
     return root / COMPARISONS_DIR / f"{_network_name(network)}.json"
 
 

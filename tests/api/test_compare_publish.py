@@ -8,6 +8,7 @@ the file in the server's settlement home)."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import httpx
@@ -16,6 +17,7 @@ from tornado.httpclient import HTTPResponse
 
 from settlement_widgets.api.protocol import MAX_COMPARISON_BODY_BYTES
 from settlement_widgets.compare import comparison_path, parse_comparison, publish_comparison
+from settlement_widgets.compare.published import SERVER_HOME_ENV
 from settlement_widgets.networks import settlement_home
 from tests.comparison_sample import sample_comparison
 
@@ -67,6 +69,9 @@ async def test_get_carries_null_then_what_was_published(jp_fetch: Any) -> None:
 async def test_a_kernels_publication_is_on_the_next_get(jp_fetch: Any) -> None:
     first = await get(jp_fetch)
     assert json.loads(first.body)["comparison"] is None
+    # the server told the kernels it starts where it reads publications (their sessions have
+    # homes of their own)
+    assert os.environ[SERVER_HOME_ENV] == str(settlement_home())
     publish_comparison(SEPOLIA_COMPARISON, "sepolia")  # as a kernel does: only the file
     second = await get(jp_fetch)
     assert json.loads(second.body)["comparison"]["runs"][1]["label"] == "v4 hook"

@@ -181,3 +181,19 @@ def test_the_view_is_read_only() -> None:
         view.unavailable["v4"] = "x"  # type: ignore[index]
     with pytest.raises(TypeError):
         view.runs[1].fees_base_units["pool fee"] = "0"  # type: ignore[index]
+
+
+def test_a_kernel_publishes_into_its_servers_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel's session has a home of its own; the server it runs under exports its home
+    (SETTLEMENT_SERVER_HOME), and publications go there."""
+    from settlement_widgets.compare.published import SERVER_HOME_ENV, server_home
+    from settlement_widgets.networks import settlement_home
+
+    assert server_home() == settlement_home()  # no server: this process's own
+    monkeypatch.setenv(SERVER_HOME_ENV, str(tmp_path / "server"))
+    publish_comparison(sample_comparison(), "local")
+    assert (tmp_path / "server" / "comparisons" / "local.json").exists()
+    assert read_published("local") == parse_comparison(sample_comparison())
+    assert not (settlement_home() / "comparisons").exists()
