@@ -153,7 +153,7 @@ def _schemas() -> dict[str, Any]:
 
 def _comparison_schemas() -> dict[str, Any]:
     """The comparison's wire format, version 1 (``settlement_widgets.compare.wire`` reads
-    it; ``docs/api/compare.md`` describes it). Every object is closed: unknown fields are
+    it; ``docs/api/endpoint.md`` describes it). Every object is closed: unknown fields are
     refused."""
     str_ = {"type": "string"}
     whole = {"type": "integer", "minimum": 0}

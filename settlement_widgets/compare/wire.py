@@ -1,5 +1,5 @@
 """The JSON of a comparison, read strictly: what the selector, the dashboard and the endpoint
-accept from ``Comparison.to_json()`` (version 1, described in ``docs/api/compare.md``).
+accept from ``Comparison.to_json()`` (version 1; its fields: ``docs/api/endpoint.md``).
 
 A comparison reaches the views from places we do not control: a file another process
 published, a POST body, a notebook variable. So it is parsed here, never trusted: every field

@@ -14,17 +14,19 @@ counterparty) with :func:`html.escape`; attribute values are quoted and escaped 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from html import escape
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
+from ..errors import SettlementValueError
 from ..progress import format_seconds
 from .viewmodels import BLUE, GREEN, MUTED, SECONDARY
 
 if TYPE_CHECKING:
     from ..compare.wire import ComparisonView, RunView
+    from .viewmodels import SelectorViewModel
 
 __all__ = [
     "ComparisonCaption",
@@ -37,6 +39,7 @@ __all__ = [
     "measured_cards",
     "render_comparison_caption_html",
     "render_measured_html",
+    "with_comparison",
 ]
 
 #: the native token the costs are paid in (every network profile is an Ethereum chain)
@@ -159,6 +162,22 @@ def comparison_caption(view: ComparisonView) -> ComparisonCaption:
     intent = f"{i.amount} {i.asset}, {chains}, {_plural(i.payments, 'payment')}"
     when = view.measured_at.strftime("%Y-%m-%d %H:%M %Z").strip()
     return ComparisonCaption(view.network, when, intent, f"counterparty {i.counterparty}")
+
+
+def with_comparison(vm: SelectorViewModel, comparison: ComparisonView | None) -> SelectorViewModel:
+    """``vm`` with what it shows of ``comparison``: each method's card its measured figures,
+    the caption its intent (``vm`` itself without a comparison). A comparison measured on
+    another network than ``vm``'s is refused: a card never shows figures measured elsewhere."""
+    if comparison is None:
+        return vm
+    if comparison.network != vm.network_name:
+        raise SettlementValueError(
+            f"this comparison was measured on {comparison.network!r}; the selector shows "
+            f"{vm.network_name!r}"
+        )
+    measured = measured_cards(comparison)
+    cards = tuple(replace(card, measured=measured.get(card.id)) for card in vm.cards)
+    return replace(vm, cards=cards, caption=comparison_caption(comparison))
 
 
 def _mark(kind: str) -> str:

@@ -26,7 +26,7 @@ from ..networks import Network
 from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput, run_callback
 from .home_loop import HomeLoop
-from .measured import render_comparison_caption_html
+from .measured import render_comparison_caption_html, with_comparison
 from .render import render_address_box_html, render_caption_html, render_card_html
 from .snapshot import StaticSnapshot
 from .viewmodels import AggregatorSource, SelectorViewModel, network_aggregator_source
@@ -87,7 +87,9 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         self._errors = ErrorOutput("SettlementSelector")
 
         measured = self._parse_comparison(comparison)
-        vm = SelectorViewModel.build(method, self._network, self._aggregator_source, measured)
+        vm = with_comparison(
+            SelectorViewModel.build(method, self._network, self._aggregator_source), measured
+        )
         self._card_html: dict[str, ipywidgets.HTML] = {}
         self._buttons: dict[str, ipywidgets.Button] = {}
         cards = []
@@ -155,9 +157,10 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
 
     @property
     def view_model(self) -> SelectorViewModel:
-        return SelectorViewModel.build(
-            self.selected, self._network, self._aggregator_source, self.comparison
-        )
+        """What the selector shows now: the cards, the address box, the comparison's
+        figures (:func:`~settlement_widgets.widgets.measured.with_comparison`)."""
+        vm = SelectorViewModel.build(self.selected, self._network, self._aggregator_source)
+        return with_comparison(vm, self.comparison)
 
     def show_comparison(self, comparison: Any) -> ComparisonView | None:
         """Show ``comparison`` on the cards (None clears them): a ``Comparison``, its

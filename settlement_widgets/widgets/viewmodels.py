@@ -27,7 +27,6 @@ from ..methods import SettlementMethod, settlement_options, validate_method
 from ..networks import PROTOCOL_V1, Network
 
 if TYPE_CHECKING:
-    from ..compare.wire import ComparisonView
     from .measured import ComparisonCaption, MeasuredCard
 
 __all__ = [
@@ -193,8 +192,7 @@ class CardViewModel:
     """One clickable card: label, pill, description and network.
 
     ``status`` is the JACK dashboard's (``live``/``demo``, what the API reports); ``pill`` is
-    what the card shows (:func:`card_pill`); ``measured`` what a comparison measured of
-    the method (None: nothing to show, see :mod:`~settlement_widgets.widgets.measured`)."""
+    what the card shows (:func:`card_pill`); ``measured``, a comparison's figures (measured.py)."""
 
     id: SettlementMethod
     label: str
@@ -234,40 +232,22 @@ def contract_label(network: Network) -> str:
 class SelectorViewModel:
     """The selector: three cards (:func:`~settlement_widgets.methods.settlement_options` of the
     network, in that order) and the selected method's
-    contract addresses (none for ``aggregator``); with a comparison, the caption naming its
-    intent and each card's measured figures."""
+    contract addresses (none for ``aggregator``)."""
 
     selected: SettlementMethod
     network_name: str
     explorer_base: str
     cards: tuple[CardViewModel, ...]
     addresses: tuple[AddressLine, ...]
-    caption: ComparisonCaption | None = None
+    caption: ComparisonCaption | None = None  # a comparison's intent (measured.with_comparison)
 
     @classmethod
     def build(
-        cls,
-        selected: str,
-        network: Network,
-        aggregator: AggregatorSource | None = None,
-        comparison: ComparisonView | None = None,
+        cls, selected: str, network: Network, aggregator: AggregatorSource | None = None
     ) -> SelectorViewModel:
         """The selector on ``network``; ``aggregator`` says where the aggregator's data
-        comes from (None: :func:`network_aggregator_source`, the rule the dashboard uses);
-        ``comparison`` (measured on ``network``, else refused) adds its figures to the cards."""
+        comes from (None: :func:`network_aggregator_source`, the rule the dashboard uses)."""
         method = validate_method(selected)
-        measured: Mapping[str, MeasuredCard] = {}
-        caption = None
-        if comparison is not None:
-            from .measured import comparison_caption, measured_cards
-
-            if comparison.network != network.name:
-                raise SettlementValueError(
-                    f"this comparison was measured on {comparison.network!r}; the selector "
-                    f"shows {network.name!r}"
-                )
-            measured = measured_cards(comparison)
-            caption = comparison_caption(comparison)
         if aggregator is None:
             aggregator = network_aggregator_source(network)
         if aggregator not in _AGGREGATOR_SOURCES:
@@ -281,7 +261,6 @@ class SelectorViewModel:
                 status=o.status,
                 selected=o.id == method,
                 pill=card_pill(o.id, network.name, aggregator),
-                measured=measured.get(o.id),
             )
             for o in settlement_options(network)
         )
@@ -299,7 +278,6 @@ class SelectorViewModel:
             explorer_base=network.explorer_base,
             cards=cards,
             addresses=addresses,
-            caption=caption,
         )
 
 
