@@ -227,3 +227,16 @@ def test_the_dashboard_shows_a_comparison_on_its_selector() -> None:
     view = board.show_comparison(sample_comparison())
     assert view is not None and board.comparison == view
     assert "sw-measured-run" in board.selector.children[1].children[2].children[0].value
+
+
+def test_the_saved_snapshot_keeps_the_figures() -> None:
+    """A notebook saved without widget state shows the cards as they were, figures included."""
+    from settlement_widgets.widgets.snapshot import static_html
+
+    selector = SettlementSelector(network=LOCAL, comparison=sample_comparison())
+    probe = parse(static_html(selector))
+    assert [e.attrs["data-label"] for e in probe.by_class("sw-measured-run")] == [
+        "channel v0.5",
+        "v4 hook",
+    ]
+    assert "Measured on local" in probe.text
