@@ -125,6 +125,7 @@ _UNDEFINED: Any = _Undefined()
 
 
 def _too_large(limit: int) -> Reply:
+    """413, naming the limit the body broke (the larger one only for a comparison)."""
     return error_reply(413, f"Request body too large: at most {limit} bytes")
 
 

@@ -225,6 +225,8 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
 
     @staticmethod
     def _caption_html(vm: SelectorViewModel) -> str:
+        """The caption widget's HTML: the stylesheet and title, then the comparison's intent
+        (one widget, so the selector's children keep their places for code that walks them)."""
         return render_caption_html() + render_comparison_caption_html(vm.caption)
 
     def _render(self, _change: object = None) -> None:
