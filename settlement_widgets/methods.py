@@ -194,7 +194,9 @@ def option(method: SettlementMethod) -> SettlementOption:
 
 
 def settlement_config(network: Any = None) -> dict[str, Any]:
-    """The exact body of ``GET /api/settlement`` for ``network``.
+    """The body of ``GET /api/settlement`` for ``network``, exactly the JACK dashboard's
+    (the endpoint adds ``comparison``: the last comparison published for the network, or
+    null; see :mod:`settlement_widgets.api.service`).
 
     ``network`` is a :class:`~settlement_widgets.networks.Network`, a network name, or None
     for :func:`~settlement_widgets.networks.get_network`'s choice.

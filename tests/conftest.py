@@ -26,6 +26,9 @@ def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("SETTLEMENT_PROFILE", raising=False)
     monkeypatch.delenv("SETTLEMENT_PRIVATE_KEY", raising=False)
     monkeypatch.delenv("SETTLEMENT_API_NETWORK", raising=False)
+    # a Jupyter server exports its home to what it starts (a terminal running pytest):
+    # publications go to this test's home (and see below)
+    monkeypatch.delenv("SETTLEMENT_SERVER_HOME", raising=False)
     shared = (
         "SETTLEMENT_SHARED_SANDBOX",
         "SETTLEMENT_SHARED_PROFILE",
@@ -34,8 +37,9 @@ def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     for name in shared:
         monkeypatch.delenv(name, raising=False)
     yield home
-    # an in-process server that owns a sandbox exports these for its kernels: not past its test
-    for name in shared[1:]:
+    # an in-process server that owns a sandbox exports these for its kernels, and every one
+    # its home (compare.published.SERVER_HOME_ENV): not past its test
+    for name in (*shared[1:], "SETTLEMENT_SERVER_HOME"):
         os.environ.pop(name, None)
 
 

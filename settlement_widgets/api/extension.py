@@ -141,6 +141,11 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     if config.shared_sandbox and config.network == "local":
         sandbox = _server_sandbox(base_url)
     service = SettlementService.from_config(config, sandbox)
+    # the kernels this server starts publish their comparisons where it reads them (their
+    # sessions have homes of their own): compare.published.server_home
+    from ..compare.published import SERVER_HOME_ENV
+
+    os.environ[SERVER_HOME_ENV] = str(service.home)
     web_app.settings["settlement_service"] = service
     _close_with_server(serverapp, service)
     handlers = settlement_handlers(base_url, service)

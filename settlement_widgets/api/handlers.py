@@ -28,7 +28,15 @@ from tornado.httputil import responses
 
 from ..errors import SettlementError
 from .openapi import openapi_document
-from .protocol import FaucetRequest, Reply, V4ContractsRequest, clip, error_reply, parse_post
+from .protocol import (
+    FaucetRequest,
+    PublishRequest,
+    Reply,
+    V4ContractsRequest,
+    clip,
+    error_reply,
+    parse_post,
+)
 from .service import CONFIG_CACHE_CONTROL, ConfigDocument, SettlementService, with_base_url
 
 __all__ = [
@@ -90,7 +98,8 @@ class SettlementAPIHandler(APIHandler):
 
 
 class SettlementHandler(SettlementAPIHandler):
-    """``GET`` the configuration body; ``POST`` an action (``channel:faucet``, ``v4:contracts``)."""
+    """``GET`` the configuration body (with the last published comparison); ``POST`` an
+    action (``channel:faucet``, ``v4:contracts``, ``compare:publish``)."""
 
     allowed_methods = ("GET", "POST")
 
@@ -135,6 +144,9 @@ class SettlementHandler(SettlementAPIHandler):
             await self.run(lambda: self.service.faucet(address, client))
         elif isinstance(request, V4ContractsRequest):
             await self.run(self.service.v4_contracts)
+        elif isinstance(request, PublishRequest):
+            comparison = request.comparison
+            await self.run(lambda: self.service.publish(comparison))
 
     def _client_key(self) -> str:
         """Who asks, for the faucet's per-client limit: the remote address (as the server

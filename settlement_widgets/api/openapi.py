@@ -75,9 +75,15 @@ def _schemas() -> dict[str, Any]:
                     ["aggregator", "channel", "v4"],
                 ),
                 "testnetProofs": _obj({"channel": str_, "v4": str_}, ["channel", "v4"]),
+                "comparison": {
+                    "allOf": [_ref("Comparison")],
+                    "nullable": True,
+                    "description": "The last comparison published for this network, or null",
+                },
             },
-            ["methods", "testnetProofs"],
+            ["methods", "testnetProofs", "comparison"],
         ),
+        **_comparison_schemas(),
         "V4Contracts": _obj(
             {
                 "policyHook": _ref("Address"),
@@ -145,6 +151,97 @@ def _schemas() -> dict[str, Any]:
     }
 
 
+def _comparison_schemas() -> dict[str, Any]:
+    """The comparison's wire format, version 1 (``settlement_widgets.compare.wire`` reads
+    it; ``docs/api/endpoint.md`` describes it). Every object is closed: unknown fields are
+    refused."""
+    str_ = {"type": "string"}
+    whole = {"type": "integer", "minimum": 0}
+    units = {"type": "string", "pattern": "^[0-9]{1,78}$", "description": "base units, exact"}
+    seconds = {"type": "number", "minimum": 0}
+    method = {"type": "string", "enum": ["channel", "v4", "aggregator"]}
+
+    def closed(props: dict[str, Any]) -> dict[str, Any]:
+        return _obj(props, list(props), additionalProperties=False)
+
+    return {
+        "ComparisonTx": closed(
+            {
+                "hash": {"type": "string", "pattern": "^0x[0-9a-fA-F]{64}$"},
+                "chainId": {"type": "integer", "minimum": 1},
+                "step": str_,
+                "gasUsed": whole,
+                "effectiveGasPriceWei": whole,
+                "payer": _ref("Address"),
+                "valueWei": whole,
+                "explorerUrl": {"type": "string", "nullable": True},
+            }
+        ),
+        "ComparisonRun": closed(
+            {
+                "method": method,
+                "variant": str_,
+                "label": str_,
+                "txs": {"type": "array", "items": _ref("ComparisonTx")},
+                "gasUsed": {**whole, "description": "the sum of the txs' gasUsed"},
+                "costNativeWei": whole,
+                "costUsd": {"type": "number", "minimum": 0, "nullable": True},
+                "feesBaseUnits": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string", "pattern": "^-?[0-9]{1,78}$"},
+                },
+                "receivedBaseUnits": units,
+                "wallSeconds": seconds,
+                "blocks": whole,
+                "signaturePrompts": whole,
+                "transactionPrompts": whole,
+                "lockedBaseUnits": units,
+                "lockedSeconds": seconds,
+                "disputeWindowSeconds": {**whole, "nullable": True},
+                "trust": str_,
+                "ifCounterpartyVanishes": str_,
+            }
+        ),
+        "Comparison": closed(
+            {
+                "version": {"type": "integer", "enum": [1]},
+                "network": str_,
+                "measuredAt": {"type": "string", "format": "date-time"},
+                "intent": closed(
+                    {
+                        "amount": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)?$"},
+                        "asset": str_,
+                        "sourceChain": {"type": "integer", "minimum": 1},
+                        "destinationChain": {"type": "integer", "minimum": 1},
+                        "payments": {"type": "integer", "minimum": 1},
+                        "counterparty": str_,
+                    }
+                ),
+                "runs": {"type": "array", "items": _ref("ComparisonRun")},
+                "unavailable": {"type": "object", "additionalProperties": str_},
+                "cheapest": {**str_, "nullable": True, "description": "a run's label"},
+                "fastest": {**str_, "nullable": True, "description": "a run's label"},
+            }
+        ),
+        "PublishRequest": _obj(
+            {
+                "action": {"type": "string", "enum": ["compare:publish"]},
+                "comparison": _ref("Comparison"),
+            },
+            ["action", "comparison"],
+        ),
+        "Published": _obj(
+            {
+                "status": {"type": "string", "enum": ["ok"]},
+                "network": str_,
+                "measuredAt": {"type": "string", "format": "date-time"},
+                "runs": whole,
+            },
+            ["status", "network", "measuredAt", "runs"],
+        ),
+    }
+
+
 def openapi_document(base_url: str = "/") -> dict[str, Any]:
     """The OpenAPI 3.0 document for a server whose ``base_url`` is ``base_url``."""
     err = _ref("Error")
@@ -166,7 +263,10 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
             "/api/settlement": {
                 "get": {
                     "operationId": "getSettlementConfig",
-                    "summary": "Methods and contracts of the configured network",
+                    "summary": (
+                        "Methods and contracts of the configured network, and the last "
+                        "comparison of the methods published for it"
+                    ),
                     "parameters": [
                         {
                             "name": "If-None-Match",
@@ -197,13 +297,20 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
                 },
                 "post": {
                     "operationId": "postSettlementAction",
-                    "summary": "Run an action: channel:faucet or v4:contracts",
+                    "summary": (
+                        "Run an action: channel:faucet, v4:contracts, or compare:publish "
+                        "(the served network's comparison, carried by the next GET)"
+                    ),
                     "requestBody": {
                         "required": True,
                         "content": {
                             "application/json": {
                                 "schema": {
-                                    "oneOf": [_ref("FaucetRequest"), _ref("ContractsRequest")]
+                                    "oneOf": [
+                                        _ref("FaucetRequest"),
+                                        _ref("ContractsRequest"),
+                                        _ref("PublishRequest"),
+                                    ]
                                 }
                             }
                         },
@@ -215,16 +322,24 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
                                     _ref("FaucetOk"),
                                     _ref("FaucetFallback"),
                                     _ref("Contracts"),
+                                    _ref("Published"),
                                 ]
                             },
-                            "Faucet answer (ok, or fallback when the faucet failed) or contracts",
+                            "Faucet answer (ok, or fallback when the faucet failed), contracts, "
+                            "or the comparison published (visible to the next GET)",
                         ),
                         "400": _json(
                             err,
-                            "Invalid request, unknown action, missing or invalid userAddress",
+                            "Invalid request, unknown action, missing or invalid userAddress, "
+                            "missing or invalid comparison (the error names the field)",
                         ),
                         "403": forbidden,
-                        "413": _json(err, "Body larger than 64 KiB"),
+                        "409": _json(
+                            err, "compare:publish: the comparison was measured on another network"
+                        ),
+                        "413": _json(
+                            err, "Body larger than 64 KiB (1 MiB + 1 KiB for compare:publish)"
+                        ),
                         "429": _json(
                             err,
                             "Too many faucet requests for this address",

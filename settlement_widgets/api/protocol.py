@@ -5,6 +5,11 @@ original dashboard's texts where it had them (``hashpass-tech/jack``'s ``route.t
 request``, ``Unknown action: <action>`` (``undefined`` when absent, JavaScript's ``String()``
 of a non-string) and ``Missing userAddress``; what it lacked (address validation, a body
 limit, distinct fallback messages) is added with the same ``{"error": ...}`` shape.
+
+``compare:publish`` (``{"action": "compare:publish", "comparison": <Comparison.to_json()>}``)
+is ours: its body may be larger (:data:`MAX_COMPARISON_BODY_BYTES`; every other action keeps
+:data:`MAX_BODY_BYTES`), and the comparison is parsed strictly
+(:func:`~settlement_widgets.compare.wire.parse_comparison`) before anything is written.
 """
 
 from __future__ import annotations
@@ -15,12 +20,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..addresses import validate_address
-from ..errors import FaucetError, FaucetUnavailableError, InvalidAddressError
+from ..compare.wire import (
+    MAX_COMPARISON_BYTES,
+    ComparisonView,
+    parse_comparison,
+    strict_loads,
+)
+from ..errors import (
+    FaucetError,
+    FaucetUnavailableError,
+    InvalidAddressError,
+    SettlementValueError,
+)
 
 __all__ = [
     "ACTIONS",
     "MAX_BODY_BYTES",
+    "MAX_COMPARISON_BODY_BYTES",
     "FaucetRequest",
+    "PublishRequest",
     "Reply",
     "V4ContractsRequest",
     "error_reply",
@@ -31,7 +49,9 @@ __all__ = [
 
 #: bodies above this get 413 (a valid body is well under 200 bytes)
 MAX_BODY_BYTES = 64 * 1024
-ACTIONS = ("channel:faucet", "v4:contracts")
+#: a ``compare:publish`` body may be this large (a comparison carries every transaction)
+MAX_COMPARISON_BODY_BYTES = MAX_COMPARISON_BYTES + 1024
+ACTIONS = ("channel:faucet", "v4:contracts", "compare:publish")
 _MAX_ECHO = 200
 
 
@@ -54,6 +74,14 @@ class FaucetRequest:
 @dataclass(frozen=True)
 class V4ContractsRequest:
     """``v4:contracts`` (no other fields)."""
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    """``compare:publish`` with its ``comparison``, already parsed (the network it was
+    measured on is checked against the served one by the service: 409 when they differ)."""
+
+    comparison: ComparisonView
 
 
 def clip(text: str, limit: int = _MAX_ECHO) -> str:
@@ -96,17 +124,34 @@ class _Undefined:
 _UNDEFINED: Any = _Undefined()
 
 
-def parse_post(body: bytes) -> FaucetRequest | V4ContractsRequest | Reply:
-    """The action a POST body asks for, or the error :class:`Reply` to send."""
-    if len(body) > MAX_BODY_BYTES:
-        return error_reply(413, f"Request body too large: at most {MAX_BODY_BYTES} bytes")
+def _too_large(limit: int) -> Reply:
+    """413, naming the limit the body broke (the larger one only for a comparison)."""
+    return error_reply(413, f"Request body too large: at most {limit} bytes")
+
+
+def parse_post(body: bytes) -> FaucetRequest | V4ContractsRequest | PublishRequest | Reply:
+    """The action a POST body asks for, or the error :class:`Reply` to send.
+
+    A body over :data:`MAX_BODY_BYTES` is refused (413) unless it is a ``compare:publish``
+    within :data:`MAX_COMPARISON_BODY_BYTES`; nothing larger is ever parsed."""
+    if len(body) > MAX_COMPARISON_BODY_BYTES:
+        return _too_large(MAX_COMPARISON_BODY_BYTES)
+    large = len(body) > MAX_BODY_BYTES
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):  # bad UTF-8 or JSON, or absurd nesting
-        return error_reply(400, "Invalid request")
+        return _too_large(MAX_BODY_BYTES) if large else error_reply(400, "Invalid request")
     if not isinstance(data, dict):
-        return error_reply(400, "Invalid request")
+        return _too_large(MAX_BODY_BYTES) if large else error_reply(400, "Invalid request")
     action = data.get("action", _UNDEFINED)
+    if action == "compare:publish":
+        try:  # again, strictly: no duplicate keys, no NaN (json.loads takes both)
+            data = strict_loads(body)
+        except SettlementValueError as exc:
+            return error_reply(400, f"Invalid comparison: {clip(str(exc), 400)}")
+        return _publish_request(data)
+    if large:
+        return _too_large(MAX_BODY_BYTES)
     if action == "channel:faucet":
         raw = data.get("userAddress")
         if raw is None or raw is False or raw == "" or raw == 0 or raw != raw:  # JS "falsy"
@@ -125,6 +170,23 @@ def parse_post(body: bytes) -> FaucetRequest | V4ContractsRequest | Reply:
         return V4ContractsRequest()
     shown = "undefined" if action is _UNDEFINED else clip(js_string(action))
     return error_reply(400, f"Unknown action: {shown}")
+
+
+def _publish_request(data: dict[str, Any]) -> PublishRequest | Reply:
+    """``compare:publish``: exactly ``action`` and ``comparison`` (an object), parsed."""
+    unknown = sorted(str(k) for k in data if k not in ("action", "comparison"))
+    if unknown:
+        return error_reply(
+            400, f"Unknown field for compare:publish: {clip(unknown[0], 60)} (fields: comparison)"
+        )
+    if "comparison" not in data or data["comparison"] is None:
+        return error_reply(400, "Missing comparison")
+    if not isinstance(data["comparison"], dict):
+        return error_reply(400, "Invalid comparison: expected the object Comparison.to_json()")
+    try:
+        return PublishRequest(parse_comparison(data["comparison"]))
+    except SettlementValueError as exc:
+        return error_reply(400, f"Invalid comparison: {clip(str(exc), 400)}")
 
 
 def faucet_fallback(exc: FaucetError | FaucetUnavailableError) -> Reply:

@@ -11,6 +11,12 @@ use and the explorer links it answers with are the server's.
 built once, and again only when what they depend on changes
 (:meth:`SettlementService.cached_config` says what that is), so a GET costs Jupyter's
 authentication and little else.
+
+The body carries the last comparison published for the served network as ``comparison``
+(null when none): ``<home>/comparisons/<network>.json``
+(:mod:`settlement_widgets.compare.published`), written by ``POST compare:publish`` here or by
+a kernel's ``publish_comparison``. A publication here drops the cached body before it answers;
+one by another process changes the file's stat, which the next GET sees.
 """
 
 from __future__ import annotations
@@ -18,19 +24,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import FaucetError, FaucetUnavailableError
+from ..errors import FaucetError, FaucetUnavailableError, SettlementError
 from .protocol import Reply, error_reply, faucet_fallback
 from .ratelimit import RateLimiter
 
 if TYPE_CHECKING:
     import httpx
 
+    from ..compare.wire import ComparisonView
     from ..networks import Network
     from ..sandbox.shared import ServerSandbox
     from .config import SettlementConfig
@@ -59,6 +68,8 @@ CONFIG_CACHE_CONTROL: Final = "private, no-cache"
 #: the same file-timestamp tick (coarse kernel clock, 2-s FAT-style granularity), leaving
 #: its stat unchanged: such a read is not trusted, the next GET reads the file again
 _SETTLE_NS: Final = 2_000_000_000
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -119,8 +130,14 @@ class SettlementService:
         rpc_timeout: float = 5.0,
         proofs_path: str | None = None,
         sandbox: ServerSandbox | None = None,
+        home: os.PathLike[str] | str | None = None,
     ) -> None:
+        from ..networks import settlement_home
+
         self._network_name = network
+        #: the server's settlement home, read once at start (as Jupyter reads its config):
+        #: published comparisons live in its ``comparisons/`` folder
+        self.home = Path(home) if home is not None else settlement_home()
         self.rpc_url = rpc_url
         self.faucet_timeout = faucet_timeout
         self.rpc_timeout = rpc_timeout
@@ -142,6 +159,8 @@ class SettlementService:
         self._documents: dict[str, ConfigDocument] = {}
         self._built_from: Network | None = None
         self._profile: tuple[str, tuple[int, int, int, int] | None] | None = None
+        #: the published comparison's stamp when the body was built (None: untrusted)
+        self._comparison: tuple[str, tuple[int, int, int, int] | None] | None = None
         self._generation = 0  # bumped by invalidate_config: a build begun before is not kept
 
     @property
@@ -169,6 +188,7 @@ class SettlementService:
         self._documents = {}
         self._built_from = None
         self._profile = None
+        self._comparison = None
         self._generation += 1
 
     @classmethod
@@ -201,7 +221,52 @@ class SettlementService:
     async def config_body(self) -> dict[str, Any]:
         from ..methods import settlement_config
 
-        return settlement_config(await self.network())
+        body = settlement_config(await self.network())
+        body["comparison"] = self.published_comparison()
+        return body
+
+    def comparison_path(self) -> Path:
+        """Where the comparison of the served network is published."""
+        from ..compare.published import comparison_path
+
+        return comparison_path(self._network_name, self.home)
+
+    def published_comparison(self) -> dict[str, Any] | None:
+        """The comparison published for the served network, as the wire writes it (None when
+        there is none). A file that does not read as one (edited by hand, another network)
+        is logged and served as none: the configuration must not fail for it."""
+        from ..compare.published import read_published
+
+        try:
+            view = read_published(self._network_name, home=self.home)
+        except SettlementError as exc:
+            _log.warning("settlement endpoint: ignoring the published comparison: %s", exc)
+            return None
+        return None if view is None else view.to_json()
+
+    async def publish(self, comparison: ComparisonView) -> Reply:
+        """``compare:publish``: write ``comparison`` as the served network's (409 when it was
+        measured on another network), then drop the cached GET body, so the next GET carries
+        it: the answer comes once the publication is visible."""
+        from ..compare.published import publish_comparison
+
+        if comparison.network != self._network_name:
+            return error_reply(
+                409,
+                f"This server serves the {self._network_name!r} network; the comparison was "
+                f"measured on {comparison.network[:64]!r}",
+            )
+        await asyncio.to_thread(publish_comparison, comparison, self._network_name, home=self.home)
+        self.invalidate_config()
+        return Reply(
+            200,
+            {
+                "status": "ok",
+                "network": comparison.network,
+                "measuredAt": comparison.measured_at_text,
+                "runs": len(comparison.runs),
+            },
+        )
 
     def cached_config(self, base_url: str) -> ConfigDocument | None:
         """The pre-serialised GET body for ``base_url`` if it is still what
@@ -217,10 +282,19 @@ class SettlementService:
           when that sandbox restarts: one ``os.stat`` per GET (about a microsecond; no
           read, no parse), compared with the stat taken before it was last read. A read
           of a file modified within ``_SETTLE_NS`` of it is not trusted (an in-place
-          rewrite in the same timestamp tick would leave the stat unchanged).
+          rewrite in the same timestamp tick would leave the stat unchanged);
+        * the published comparison (``<home>/comparisons/<network>.json``), which a kernel
+          may publish at any time: one more ``os.stat``, by the same rule.
         """
         document = self._documents.get(base_url)
         if document is None:
+            return None
+        if self._comparison is None:
+            return None
+        path, stamp = self._comparison
+        if stamp is not None and _stamp(path) != stamp:
+            return None
+        if stamp is None and os.path.lexists(path):  # absent when built: must stay absent
             return None
         if self._profile is not None:
             path, stamp = self._profile
@@ -241,6 +315,7 @@ class SettlementService:
         from ..methods import settlement_config
 
         generation = self._generation
+        comparison = self._comparison_stamp()
         profile = None
         if self._network_name == "local" and self.sandbox is None:
             from ..networks import _profile_path
@@ -252,6 +327,7 @@ class SettlementService:
         network = await self.network()
         built_from = self.sandbox.network if self.sandbox is not None else None
         value = with_base_url(settlement_config(network), base_url)
+        value["comparison"] = await asyncio.to_thread(self.published_comparison)
         document = ConfigDocument.of(value, self._documents.get(base_url))
         if generation != self._generation:  # the network changed meanwhile: answer, keep nothing
             return document
@@ -260,7 +336,19 @@ class SettlementService:
         self._documents[base_url] = document
         self._built_from = built_from
         self._profile = profile
+        self._comparison = comparison
         return document
+
+    def _comparison_stamp(self) -> tuple[str, tuple[int, int, int, int] | None] | None:
+        """The published comparison's path and stamp, taken before it is read (None: a file
+        modified within ``_SETTLE_NS``, not trusted: the next GET reads it again). The stamp
+        of an absent file is None: the next GET checks it is still absent."""
+        path = str(self.comparison_path())
+        started = time.time_ns()
+        stamp = _stamp(path)
+        if stamp is not None and started - stamp[2] <= _SETTLE_NS:
+            return None
+        return (path, stamp)
 
     async def faucet(self, user_address: str, client: str | None = None) -> Reply:
         """Ask the network's faucet for ``user_address``: at most ``limiter.limit`` requests

@@ -8,7 +8,9 @@ network.
 - :mod:`.result`: :class:`MethodRun`, :class:`Comparison` and their JSON;
 - :mod:`.curve`: cost and time against the number of payments, break-even points;
 - :mod:`.projection`: the rows projected onto a network profile, assumptions beside them;
-- :mod:`.plots`: matplotlib figures of the curve.
+- :mod:`.plots`: matplotlib figures of the curve;
+- :mod:`.wire`: a strict reader of the JSON into the read-only view widgets and the
+  endpoint use; :mod:`.published`: the last comparison of a network, for the server.
 
 Names load on first use, so the pure parts import without web3 or pandas.
 """
@@ -38,12 +40,18 @@ _EXPORTS: dict[str, str] = {
     "cost_vs_payments": "plots",
     "time_to_final": "plots",
     "comparison_styler": "table",
+    "ComparisonView": "wire",
+    "parse_comparison": "wire",
+    "comparison_path": "published",
+    "publish_comparison": "published",
+    "read_published": "published",
 }
 
 __all__ = [
     "MAINNET_LIKE_PROFILE",
     "SEPOLIA_PROFILE",
     "Comparison",
+    "ComparisonView",
     "Intent",
     "MethodRun",
     "NetworkProfile",
@@ -53,11 +61,15 @@ __all__ = [
     "break_even",
     "compare_methods",
     "comparison_curve",
+    "comparison_path",
     "comparison_styler",
     "cost_vs_payments",
+    "parse_comparison",
     "profile_from_chain",
     "profile_of",
     "project",
+    "publish_comparison",
+    "read_published",
     "time_to_final",
 ]
 
@@ -75,6 +87,8 @@ if TYPE_CHECKING:  # pragma: no cover
         profile_from_chain,
         project,
     )
+    from .published import comparison_path, publish_comparison, read_published
     from .result import Comparison, MethodRun, TxRecord
     from .run import compare_methods
     from .table import comparison_styler
+    from .wire import ComparisonView, parse_comparison

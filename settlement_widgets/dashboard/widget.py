@@ -9,6 +9,10 @@ It is what ``notebooks/dashboard.ipynb`` shows as a Voila app: pick a method on 
 * ``aggregator``: rank LI.FI routes (the sandbox's route server when the network profile
   has one, else the live LI.FI API, unless a provider is given).
 
+Given a comparison of the methods on this network (``comparison=``, or
+:meth:`SettlementDashboard.show_comparison`), the selector's cards show each method's measured
+cost, time to final and wallet prompts, and mark the cheapest and the fastest.
+
 Button callbacks never block and never nest event loops: a click schedules the action's
 coroutine on the kernel's running loop (no ``nest_asyncio``) and returns. One
 action runs at a time; the buttons are disabled meanwhile and a progress bar moves, then
@@ -71,6 +75,7 @@ if TYPE_CHECKING:
     from ..aggregator import AggregatorProvider
     from ..channel.interface import ChannelClient
     from ..channel.models import Channel
+    from ..compare.wire import ComparisonView
     from ..notebook import NotebookSession
     from ..signer import Signer
     from ..v4 import V4Provider
@@ -109,6 +114,7 @@ class SettlementDashboard(ChannelActions, V4Actions, RouteActions, StaticSnapsho
         aggregator: AggregatorProvider | None = None,
         transfer_amount: int | None = None,
         selected: str = "channel",
+        comparison: Any = None,
     ) -> None:
         from ..addresses import validate_address
         from ..channel.v0_5.core.lifecycle import units
@@ -153,6 +159,7 @@ class SettlementDashboard(ChannelActions, V4Actions, RouteActions, StaticSnapsho
             selected=validate_method(selected),
             network=network,
             aggregator_source=self.routes_source,
+            comparison=comparison,
         )
         self.panel = ChannelStatusPanel(network=network)
         self.errors = ErrorOutput("SettlementDashboard")
@@ -222,6 +229,18 @@ class SettlementDashboard(ChannelActions, V4Actions, RouteActions, StaticSnapsho
     def channel(self) -> Channel | None:
         """The channel the dashboard works on (the latest one opened)."""
         return self._channel
+
+    @property
+    def comparison(self) -> ComparisonView | None:
+        """The comparison the selector's cards show (None: none shown)."""
+        return self.selector.comparison  # type: ignore[no-any-return]
+
+    def show_comparison(self, comparison: Any) -> ComparisonView | None:
+        """Show ``comparison`` (a ``Comparison``, its ``to_json()`` or JSON text; None
+        clears it) on the selector's cards: each method's measured cost, time and prompts,
+        the cheapest and the fastest marked. It must have been measured on this dashboard's
+        network; a malformed one raises and changes nothing. Returns what is shown."""
+        return self.selector.show_comparison(comparison)
 
     @property
     def busy(self) -> bool:

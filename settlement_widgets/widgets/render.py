@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from html import escape
 from types import MappingProxyType
 
+from .measured import render_comparison_caption_html, render_measured_html
 from .viewmodels import (
     BLUE,
     CYAN,
@@ -161,7 +162,8 @@ def render_pill_html(pill: str) -> str:
 
 
 def render_card_html(card: CardViewModel) -> str:
-    """One card: label and pill, description, network; ringed when selected."""
+    """One card: label and pill, description, network, and what a comparison measured of
+    the method (:func:`~.measured.render_measured_html`); ringed when selected."""
     if card.selected:
         border, background, label_colour = RING, tint(RING, 6), BLUE
         ring = f";box-shadow:0 0 0 1px {RING}"
@@ -178,7 +180,7 @@ def render_card_html(card: CardViewModel) -> str:
         f"{escape(card.label)}</span>{render_pill_html(card.pill or card.status)}</div>"
         f'<div style="font-size:{BODY};color:{MUTED};margin-top:6px">{escape(card.desc)}</div>'
         f'<div style="font:{SMALL} {MONO};color:{MUTED};margin-top:6px">'
-        f"{escape(card.network)}</div></div>"
+        f"{escape(card.network)}</div>{render_measured_html(card.measured)}</div>"
     )
 
 
@@ -210,11 +212,13 @@ def render_address_box_html(vm: SelectorViewModel) -> str:
 
 def render_selector_html(vm: SelectorViewModel) -> str:
     """The whole selector as one static HTML fragment (what the composite shows, minus the
-    click targets): caption, the three cards in a grid, the address box."""
+    click targets): caption, the comparison's caption, the three cards in a grid, the
+    address box."""
     cards = "".join(render_card_html(card) for card in vm.cards)
     return (
         f'<div class="sw-selector" style="background:{INSET};border:1px solid {BORDER};'
         f'border-radius:12px;padding:12px">{render_caption_html()}'
+        f"{render_comparison_caption_html(vm.caption)}"
         f'<div style="display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));'
         f'gap:8px">{cards}</div>{render_address_box_html(vm)}</div>'
     )

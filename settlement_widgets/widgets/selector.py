@@ -4,6 +4,11 @@ Each card is an ``HTML`` widget (rendered by :func:`render_card_html`) with a tr
 ``Button`` laid over it in the same grid cell, so the whole card is the click target without
 any custom front-end code. The selected method's contract addresses are
 shown inline below the cards, linked to the network's explorer.
+
+Given a comparison (``comparison``, or :meth:`SettlementSelector.show_comparison`), each card
+also shows what was measured of its method on the comparison's intent: cost, time to final,
+wallet prompts, and which run was the cheapest and the fastest
+(:mod:`~settlement_widgets.widgets.measured` decides and renders it, purely).
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from typing import Any
 import ipywidgets
 import traitlets
 
+from ..compare.wire import ComparisonView, parse_comparison
 from ..errors import SettlementValueError
 from ..methods import SettlementMethod, validate_method
 from ..networks import Network
 from .arguments import reject_unknown, resolve_network
 from .error_output import ErrorOutput, run_callback
 from .home_loop import HomeLoop
+from .measured import render_comparison_caption_html, with_comparison
 from .render import render_address_box_html, render_caption_html, render_card_html
 from .snapshot import StaticSnapshot
 from .viewmodels import AggregatorSource, SelectorViewModel, network_aggregator_source
@@ -42,9 +49,16 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     default it is the network's
     (:func:`~settlement_widgets.widgets.viewmodels.network_aggregator_source`, the rule the
     dashboard follows too, so a notebook and the dashboard agree on the same sandbox).
+    ``comparison`` (a trait: anything :func:`~settlement_widgets.compare.wire.parse_comparison`
+    reads, stored parsed as a :class:`~settlement_widgets.compare.wire.ComparisonView`, or
+    None) puts each method's measured figures on its card; a comparison of another network
+    is refused, so a card never shows figures measured elsewhere.
     """
 
     selected = traitlets.Unicode("aggregator", help="the selected settlement method")
+    comparison = traitlets.Any(
+        None, allow_none=True, help="the comparison shown on the cards (a ComparisonView)"
+    )
 
     def __init__(
         self,
@@ -52,12 +66,13 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         on_change: OnChange | None = None,
         network: Network | str | None = None,
         aggregator_source: AggregatorSource | None = None,
+        comparison: Any = None,
         **kwargs: Any,
     ) -> None:
         reject_unknown(
             "SettlementSelector",
             kwargs,
-            ("selected", "on_change", "network", "aggregator_source", "layout"),
+            ("selected", "on_change", "network", "aggregator_source", "comparison", "layout"),
         )
         method = validate_method(selected)
         self._check_callback(on_change)
@@ -71,7 +86,10 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
         self.on_change: OnChange | None = on_change
         self._errors = ErrorOutput("SettlementSelector")
 
-        vm = SelectorViewModel.build(method, self._network, self._aggregator_source)
+        measured = self._parse_comparison(comparison)
+        vm = with_comparison(
+            SelectorViewModel.build(method, self._network, self._aggregator_source), measured
+        )
         self._card_html: dict[str, ipywidgets.HTML] = {}
         self._buttons: dict[str, ipywidgets.Button] = {}
         cards = []
@@ -114,12 +132,17 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
             render_address_box_html(vm), layout=ipywidgets.Layout(margin="0")
         )
         self._addresses.add_class("sw-addresses")
-        caption = ipywidgets.HTML(render_caption_html(), layout=ipywidgets.Layout(margin="0"))
-        super().__init__(children=[caption, grid, self._addresses, self._errors], **kwargs)
+        # the caption names the comparison's intent under "Settlement Method" when there is
+        # one (one widget: the children keep their places)
+        self._caption = ipywidgets.HTML(
+            self._caption_html(vm), layout=ipywidgets.Layout(margin="0")
+        )
+        super().__init__(children=[self._caption, grid, self._addresses, self._errors], **kwargs)
         self.add_class("sw-selector")
         self._home = HomeLoop()
         self.selected = method
-        self.observe(self._render, names=["selected"])
+        self.comparison = measured
+        self.observe(self._render, names=["selected", "comparison"])
 
     # --- public API ---------------------------------------------------------------------
 
@@ -134,7 +157,17 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
 
     @property
     def view_model(self) -> SelectorViewModel:
-        return SelectorViewModel.build(self.selected, self._network, self._aggregator_source)
+        """What the selector shows now: the cards, the address box, the comparison's
+        figures (:func:`~settlement_widgets.widgets.measured.with_comparison`)."""
+        vm = SelectorViewModel.build(self.selected, self._network, self._aggregator_source)
+        return with_comparison(vm, self.comparison)
+
+    def show_comparison(self, comparison: Any) -> ComparisonView | None:
+        """Show ``comparison`` on the cards (None clears them): a ``Comparison``, its
+        ``to_json()`` or JSON text, parsed strictly; returns what is shown. A malformed
+        comparison, or one of another network, raises and leaves the cards as they were."""
+        self.comparison = comparison
+        return self.comparison  # type: ignore[no-any-return]
 
     def set_selected(self, method: str) -> None:
         """Select ``method`` from Python (observers of ``selected`` run; ``on_change`` not)."""
@@ -167,6 +200,22 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
     def _validate_selected(self, proposal: dict[str, Any]) -> str:
         return validate_method(proposal["value"])
 
+    @traitlets.validate("comparison")
+    def _validate_comparison(self, proposal: dict[str, Any]) -> ComparisonView | None:
+        return self._parse_comparison(proposal["value"])
+
+    def _parse_comparison(self, value: Any) -> ComparisonView | None:
+        """``value`` parsed, and only if it was measured on this selector's network."""
+        if value is None:
+            return None
+        view = parse_comparison(value)
+        if view.network != self._network.name:
+            raise SettlementValueError(
+                f"this comparison was measured on {view.network!r}; the selector shows "
+                f"{self._network.name!r}"
+            )
+        return view
+
     @staticmethod
     def _check_callback(on_change: object) -> None:
         if on_change is not None and not callable(on_change):
@@ -174,9 +223,16 @@ class SettlementSelector(StaticSnapshot, ipywidgets.VBox):
                 f"on_change must be a function taking the method, got {type(on_change).__name__}"
             )
 
+    @staticmethod
+    def _caption_html(vm: SelectorViewModel) -> str:
+        """The caption widget's HTML: the stylesheet and title, then the comparison's intent
+        (one widget, so the selector's children keep their places for code that walks them)."""
+        return render_caption_html() + render_comparison_caption_html(vm.caption)
+
     def _render(self, _change: object = None) -> None:
         vm = self.view_model
         with self.hold_sync():
             for card in vm.cards:
                 self._card_html[card.id].value = render_card_html(card)
             self._addresses.value = render_address_box_html(vm)
+            self._caption.value = self._caption_html(vm)

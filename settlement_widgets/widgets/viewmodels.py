@@ -18,13 +18,16 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..addresses import is_address, short, to_checksum
 from ..errors import SettlementValueError, UnknownOptionError
 from ..links import is_link_target
 from ..methods import SettlementMethod, settlement_options, validate_method
 from ..networks import PROTOCOL_V1, Network
+
+if TYPE_CHECKING:
+    from .measured import ComparisonCaption, MeasuredCard
 
 __all__ = [
     "CAMEL_TO_SNAKE",
@@ -189,7 +192,7 @@ class CardViewModel:
     """One clickable card: label, pill, description and network.
 
     ``status`` is the JACK dashboard's (``live``/``demo``, what the API reports); ``pill`` is
-    what the card shows (:func:`card_pill`)."""
+    what the card shows (:func:`card_pill`); ``measured``, a comparison's figures (measured.py)."""
 
     id: SettlementMethod
     label: str
@@ -198,6 +201,7 @@ class CardViewModel:
     status: str
     selected: bool
     pill: str = ""
+    measured: MeasuredCard | None = None
 
 
 #: the address box per method: (label, NetworkContracts attribute); the channel's are the
@@ -235,6 +239,7 @@ class SelectorViewModel:
     explorer_base: str
     cards: tuple[CardViewModel, ...]
     addresses: tuple[AddressLine, ...]
+    caption: ComparisonCaption | None = None  # a comparison's intent (measured.with_comparison)
 
     @classmethod
     def build(

@@ -111,8 +111,10 @@ def test_standalone_server_token_auth_and_token_printed_once(standalone: Server)
         assert anon.post(endpoint, json={"action": "v4:contracts"}).status_code == 403
         assert anon.get(endpoint, headers={"Authorization": "token wrong"}).status_code == 403
         assert anon.get(endpoint + "/proofs/v4").status_code == 403
-        assert client.get(url).json() == settlement_config("sepolia")
-        assert client.get(endpoint, headers=auth).json() == settlement_config("sepolia")
+        # the spec's body, plus the last comparison published (none here)
+        expected = {**settlement_config("sepolia"), "comparison": None}
+        assert client.get(url).json() == expected
+        assert client.get(endpoint, headers=auth).json() == expected
         contracts = client.post(endpoint, json={"action": "v4:contracts"}, headers=auth)
         assert contracts.status_code == 200 and contracts.json()["status"] == "ok"
         bad = client.post(endpoint, content=b"{", headers=auth)
@@ -147,9 +149,10 @@ def test_no_auth_on_loopback_serves_without_token_but_checks_origin(
     try:
         endpoint = server.wait_ready().group(1)
         with httpx.Client(timeout=30) as client:
-            assert client.get(endpoint).json() == with_base_url(
-                settlement_config("sepolia"), "/sw/"
-            )
+            assert client.get(endpoint).json() == {
+                **with_base_url(settlement_config("sepolia"), "/sw/"),
+                "comparison": None,
+            }
             ok = client.post(endpoint, json={"action": "v4:contracts"})
             assert ok.status_code == 200
             # a cross-site page cannot drive it: a foreign Origin is refused
@@ -236,7 +239,10 @@ def test_plain_jupyter_server_serves_the_endpoint_under_its_base_url(
             assert anon.get(endpoint).status_code == 403
             got = client.get(endpoint, headers={"Authorization": f"token {token}"})
             assert got.status_code == 200
-            assert got.json() == with_base_url(settlement_config("sepolia"), "/hub/user/x/")
+            assert got.json() == {
+                **with_base_url(settlement_config("sepolia"), "/hub/user/x/"),
+                "comparison": None,
+            }
             bare = client.get(
                 origin + "/api/settlement", headers={"Authorization": f"token {token}"}
             )

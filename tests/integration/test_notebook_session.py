@@ -36,7 +36,7 @@ async def test_local_session_and_endpoint_process(_isolated_settlement_home: Pat
         try:
             assert api.running and api.network == "local"
             assert api.url.startswith("http://127.0.0.1:") and "token" not in api.url
-            assert (await api.get()).json() == settlement_config(net)
+            assert (await api.get()).json() == {**settlement_config(net), "comparison": None}
             body = (await api.post({"action": "v4:contracts"})).json()
             assert body["contracts"]["policyHook"] == net.contracts.policy_hook
             hook = next(n for n in body["notes"] if n["contract"] == "policyHook")
@@ -67,7 +67,7 @@ async def test_sepolia_endpoint_process_serves_the_spec_body() -> None:
     api = await start_api_server("sepolia")
     try:
         assert api.network == "sepolia"
-        assert (await api.get()).json() == settlement_config("sepolia")
+        assert (await api.get()).json() == {**settlement_config("sepolia"), "comparison": None}
         body = (await api.post({"action": "v4:contracts"})).json()
         assert body["deployer"] == SEPOLIA.deployer
         assert {n["source"] for n in body["notes"]} == {"recorded from Sepolia on 2026-02-08"}

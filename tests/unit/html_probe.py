@@ -23,6 +23,11 @@ ALLOWED_ATTRS = {
     "data-label",
     "data-mode",
     "data-pill",
+    # the measured figures of a comparison (widgets/measured.py)
+    "data-cheapest",
+    "data-fastest",
+    "data-mark",
+    "data-network",
 }
 
 

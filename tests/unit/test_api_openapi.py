@@ -12,10 +12,12 @@ import schemathesis
 from settlement_widgets.api.openapi import openapi_document
 from settlement_widgets.api.ownership import contracts_body
 from settlement_widgets.api.protocol import faucet_fallback, parse_post
+from settlement_widgets.compare import parse_comparison
 from settlement_widgets.errors import FaucetError
 from settlement_widgets.methods import settlement_config
 from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.proofs import list_proofs, record_proof
+from tests.comparison_sample import sample_comparison
 
 DOC = openapi_document("/prefix/")
 
@@ -52,7 +54,10 @@ def test_schemathesis_loads_every_operation() -> None:
 
 
 async def test_produced_bodies_match_their_schemas(tmp_path: Path) -> None:
-    check("Config", settlement_config("sepolia"))
+    check("Config", {**settlement_config("sepolia"), "comparison": None})
+    check("Config", {**settlement_config("sepolia"), "comparison": sample_comparison()})
+    check("PublishRequest", {"action": "compare:publish", "comparison": sample_comparison()})
+    check("Comparison", parse_comparison(sample_comparison()).to_json())
     check("Contracts", await contracts_body(SEPOLIA.with_rpc_url(None)))
     check("FaucetFallback", faucet_fallback(FaucetError("x", status=503)).body)
     check("FaucetOk", {"status": "ok", "faucet": {"success": True}})
