@@ -530,6 +530,26 @@ def _no_constant(name: str) -> Any:
     raise SettlementValueError(f"comparison: {name} is not a JSON number")
 
 
+#: deeper than any comparison nests (4 levels); the C JSON scanner recurses on the C stack,
+#: and under a raised recursion limit a 1 MiB body of ``[`` crashed the process
+MAX_NESTING: Final = 32
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _nesting_within(text: str, limit: int) -> bool:
+    """Whether ``text``'s brackets (outside strings) nest at most ``limit`` deep."""
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif token in "]}":
+            depth -= 1
+    return True
+
+
 def strict_loads(text: str | bytes) -> Any:
     """Strict JSON: no duplicate keys, no ``NaN``/``Infinity``, at most
     :data:`MAX_COMPARISON_BYTES`, bad UTF-8 and absurd nesting as clear errors."""
@@ -537,6 +557,15 @@ def strict_loads(text: str | bytes) -> Any:
     if size > MAX_COMPARISON_BYTES:
         raise SettlementValueError(
             f"comparison: at most {MAX_COMPARISON_BYTES} bytes of JSON, got {size}"
+        )
+    if isinstance(text, bytes):
+        try:
+            text = text.decode()
+        except UnicodeDecodeError as exc:
+            raise SettlementValueError(f"comparison: not valid JSON ({exc.reason})") from exc
+    if not _nesting_within(text, MAX_NESTING):
+        raise SettlementValueError(
+            f"comparison: not valid JSON (nested deeper than {MAX_NESTING} levels)"
         )
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
