@@ -32,6 +32,7 @@ from ..errors import (
     InvalidAddressError,
     SettlementValueError,
 )
+from ..json_depth import check_nesting
 
 __all__ = [
     "ACTIONS",
@@ -138,6 +139,7 @@ def parse_post(body: bytes) -> FaucetRequest | V4ContractsRequest | PublishReque
         return _too_large(MAX_COMPARISON_BODY_BYTES)
     large = len(body) > MAX_BODY_BYTES
     try:
+        check_nesting(body)
         data = json.loads(body)
     except (ValueError, RecursionError):  # bad UTF-8 or JSON, or absurd nesting
         return _too_large(MAX_BODY_BYTES) if large else error_reply(400, "Invalid request")

@@ -29,6 +29,7 @@ from ..errors import (
     FaucetUnavailableError,
     SettlementValueError,
 )
+from ..json_depth import check_nesting
 
 if TYPE_CHECKING:
     import httpx
@@ -58,6 +59,7 @@ def _faucet_url(network: Network | str | None, faucet_url: str | None) -> str:
 def _upstream_error_text(body: bytes, reason: str) -> str:
     """The ``error`` (or ``message``) field of a faucet error body, else the reason phrase."""
     try:
+        check_nesting(body)
         data = json.loads(body)
     except (ValueError, RecursionError):
         data = None
@@ -141,6 +143,7 @@ async def request_faucet_tokens(
     if not 200 <= status < 300:
         raise FaucetError(_upstream_error_text(body, reason), status=status)
     try:
+        check_nesting(body)
         data = json.loads(body)
     except (ValueError, RecursionError):
         raise FaucetUnavailableError(

@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ..json_depth import check_nesting
 from ..networks import PROTOCOL_V05, PROTOCOL_V1
 
 __all__ = ["V05", "V1", "FrameKind", "RelayProtocol", "identify_frame"]
@@ -86,6 +87,7 @@ def identify_frame(message: str | bytes) -> RelayProtocol:
         text = message
     sample = _sample(text)
     try:
+        check_nesting(text)
         value = json.loads(text)
     except ValueError:
         return RelayProtocol("text", "text that is not JSON", sample)

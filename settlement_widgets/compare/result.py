@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidComparisonError
+from ..json_depth import check_nesting
 from .intent import Intent
 
 if TYPE_CHECKING:
@@ -361,8 +362,9 @@ class Comparison:
         :class:`~settlement_widgets.errors.InvalidComparisonError` naming its path."""
         if isinstance(data, str):
             try:
+                check_nesting(data)
                 data = json.loads(data)
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:
                 raise InvalidComparisonError(f"comparison: not JSON ({exc})") from None
         from .parse import parse_comparison
 

@@ -28,7 +28,11 @@ from typing import Any, Final, Literal, TypeVar
 
 from ..addresses import validate_address
 from ..errors import InvalidAddressError, SettlementValueError
+from ..json_depth import nesting_within
 from ..links import is_link_target
+
+#: deeper than any comparison nests (4 levels)
+MAX_NESTING: Final = 32
 
 __all__ = [
     "MAX_COMPARISON_BYTES",
@@ -530,26 +534,6 @@ def _no_constant(name: str) -> Any:
     raise SettlementValueError(f"comparison: {name} is not a JSON number")
 
 
-#: deeper than any comparison nests (4 levels); the C JSON scanner recurses on the C stack,
-#: and under a raised recursion limit a 1 MiB body of ``[`` crashed the process
-MAX_NESTING: Final = 32
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
-def _nesting_within(text: str, limit: int) -> bool:
-    """Whether ``text``'s brackets (outside strings) nest at most ``limit`` deep."""
-    depth = 0
-    for match in _STRUCTURE.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        elif token in "]}":
-            depth -= 1
-    return True
-
-
 def strict_loads(text: str | bytes) -> Any:
     """Strict JSON: no duplicate keys, no ``NaN``/``Infinity``, at most
     :data:`MAX_COMPARISON_BYTES`, bad UTF-8 and absurd nesting as clear errors."""
@@ -563,7 +547,7 @@ def strict_loads(text: str | bytes) -> Any:
             text = text.decode()
         except UnicodeDecodeError as exc:
             raise SettlementValueError(f"comparison: not valid JSON ({exc.reason})") from exc
-    if not _nesting_within(text, MAX_NESTING):
+    if not nesting_within(text, MAX_NESTING):
         raise SettlementValueError(
             f"comparison: not valid JSON (nested deeper than {MAX_NESTING} levels)"
         )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..addresses import to_checksum
 from ..errors import RelayError, SettlementError
+from ..json_depth import check_nesting
 
 if TYPE_CHECKING:
     from ..channel.v0_5.node.server import RelayNode
@@ -134,6 +135,7 @@ class Faucet:
     async def request(self, body: bytes) -> tuple[int, dict[str, str], dict[str, Any]]:
         """Handle one ``requestTokens`` body: ``(status, extra headers, JSON body)``."""
         try:
+            check_nesting(body)
             data = json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             return self._error(400, ERR_FORMAT)

@@ -27,6 +27,8 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
+from ..json_depth import check_nesting
+
 if TYPE_CHECKING:
     from ..aggregator.node.routes import RouteServer
     from .explorer import Explorer
@@ -107,6 +109,7 @@ class _RpcHandler(_Base):
             self.write_json(404, {"error": "this sandbox's chain is served by its own node"})
             return
         try:
+            check_nesting(self.request.body)
             payload = json.loads(self.request.body)
         except (ValueError, UnicodeDecodeError):
             self.write_json(
@@ -178,6 +181,7 @@ class _LifiHandler(_Base):
 
     async def post(self, endpoint: str) -> None:
         try:
+            check_nesting(self.request.body)
             payload = json.loads(self.request.body)
         except (ValueError, UnicodeDecodeError):
             self.write_json(400, {"message": "the body is not JSON", "code": 1011})

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..addresses import validate_address
 from ..errors import InvalidAddressError, SettlementValueError, UnavailableError
+from ..json_depth import check_nesting
 
 if TYPE_CHECKING:
     from .local import LocalSandbox
@@ -74,6 +75,7 @@ def parse_fund_request(body: bytes) -> list[str]:
     1..:data:`MAX_VISITOR_WALLETS` checksummed-or-lowercase addresses, no duplicates.
     Raises :class:`SettlementValueError` (nothing is funded) otherwise."""
     try:
+        check_nesting(body)
         payload = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise SettlementValueError("the body is not JSON") from None

@@ -130,5 +130,8 @@ def test_parse_post_answers_every_json_object(obj: dict[str, Any]) -> None:
 
 
 def test_deep_nesting_is_answered() -> None:
+    # refused before json.loads recurses (see settlement_widgets.json_depth)
     deep = {"action": json.loads("[" * 900 + "]" * 900)}
-    assert parse(deep) == Reply(400, {"error": "Unknown action: …"})
+    assert parse(deep) == Reply(400, {"error": "Invalid request"})
+    shallow = {"action": json.loads("[" * 60 + "]" * 60)}
+    assert parse(shallow) == Reply(400, {"error": "Unknown action: …"})

@@ -27,6 +27,7 @@ from enum import IntEnum
 from typing import Any
 
 from ....errors import InvalidFrameError, RelayError, SettlementValueError
+from ....json_depth import check_nesting
 from .decimals import sdk_decimal_string
 from .responses import parse_node_config
 
@@ -281,8 +282,9 @@ def decode_frame(text: str | bytes) -> Frame:
     if not isinstance(text, str):
         raise InvalidFrameError(f"invalid frame: expected text, got {type(text).__name__}")
     try:
+        check_nesting(text)
         data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:
         raise InvalidFrameError(f"invalid JSON: {exc}") from exc
     if not isinstance(data, list) or len(data) != 5:
         raise InvalidFrameError("invalid RPCData: expected 5 elements in array")
