@@ -104,8 +104,9 @@ test: setup interop-deps chromium lint
 NBVAL := $(BIN)/python -m pytest -p tests.nbval.plugin --nbval --nbval-current-env \
   --nbval-sanitize-with tests/nbval/sanitize.cfg
 
+# --notebook-probes: each notebook's checks (tests/nbval/probes.py) in the same run
 notebooks: setup
-	$(NBVAL) notebooks
+	$(NBVAL) --notebook-probes notebooks
 
 # re-execute every notebook in place (commit the result; nbval compares against it)
 notebooks-refresh: setup

@@ -145,10 +145,10 @@ async def test_a_failing_watcher_is_logged_emitted_shown_and_retried(
         statuses.append(status)
         (healthy if status.ok else failing).set()
 
+    panel = ChannelStatusPanel(network=sandbox.network)
     try:
         async with provider(sandbox, wallet, watch_interval=0.05) as p:
             channel = await p.create_channel(sandbox.broker_address, sandbox.token, 0)
-            panel = ChannelStatusPanel(network=sandbox.network)
             panel.bind(p, channel.id)
             p.on("watcher", on_watcher)
             caplog.set_level(logging.WARNING, logger="settlement_widgets.channel")
@@ -165,6 +165,10 @@ async def test_a_failing_watcher_is_logged_emitted_shown_and_retried(
             assert panel.notice == ""
     finally:
         await proxy.down()
+        # the panel holds the provider and its wallet; ipywidgets keeps every open widget alive,
+        # so an unclosed session would surface in whichever later test closes all widgets
+        panel.close()
+        await wallet.aclose()
 
 
 async def test_transfers_in_flight_together_share_commits_and_each_is_stored_done(

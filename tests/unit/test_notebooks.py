@@ -158,7 +158,7 @@ _REGEX_USE = re.compile(
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_cell_parses_html_with_regular_expressions(path: Path) -> None:
     """Notebooks are tutorials: proving the explorer's HTML is the test suite's job
-    (tests/integration/test_notebook_checks.py), not a cell's."""
+    (tests/nbval/probes.py), not a cell's."""
     nb = json.loads(path.read_text())
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
@@ -169,10 +169,21 @@ def test_no_cell_parses_html_with_regular_expressions(path: Path) -> None:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_cell_is_a_chain_of_asserts(path: Path) -> None:
     """At most two asserts in a cell: a short one where the check is the lesson (the rest is
-    in tests/integration/test_notebook_checks.py)."""
+    in tests/nbval/probes.py)."""
     nb = json.loads(path.read_text())
     for cell in nb["cells"]:
         source = "".join(cell["source"])
         if cell["cell_type"] == "code":
             asserts = re.findall(r"^\s*assert\b", source, re.M)
             assert len(asserts) <= 2, f"{path.name}: {len(asserts)} asserts in {source[:200]}"
+
+
+def test_every_walkthrough_but_the_comparison_has_a_probe() -> None:
+    """The checks dropped from the notebooks run as their probes under ``make notebooks``;
+    07's claims are the comparison's integration test's; the dashboard is the browser tests'."""
+    from tests.nbval.probes import PROBES
+
+    assert set(PROBES) == {p.name for p in NOTEBOOKS} - {
+        "07_compare_methods.ipynb",
+        "dashboard.ipynb",
+    }
