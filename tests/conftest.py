@@ -43,10 +43,24 @@ def _isolated_settlement_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         os.environ.pop(name, None)
 
 
+def _open_widgets() -> dict[str, object]:
+    """The ipywidgets registry (every widget not closed), if ipywidgets is loaded at all."""
+    import sys
+
+    module = sys.modules.get("ipywidgets.widgets.widget")
+    return getattr(module, "_instances", {}) if module is not None else {}
+
+
 @pytest.fixture(autouse=True)
 def _collect_what_the_test_left() -> Iterator[None]:
-    """Collect garbage after every test, so an object a test left unclosed (an aiohttp
-    session warns from ``__del__``) fails that test and not whichever one runs when the
-    collector next happens to pass (CI once blamed a notebook check for another's leak)."""
+    """Close the widgets a test opened and collect garbage after every test, so an object it
+    left unclosed (an aiohttp session warns from ``__del__``) fails that test and not
+    whichever one runs when the collector next happens to pass. ipywidgets keeps every open
+    widget alive, so a panel bound to a provider kept its wallet's session until a later test
+    closed all widgets (CI blamed a label test for another file's leak)."""
+    before = set(_open_widgets())
     yield
+    for key, widget in list(_open_widgets().items()):
+        if key not in before:
+            widget.close()  # type: ignore[attr-defined]
     gc.collect()
