@@ -156,7 +156,15 @@ def _meta(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
         "pinned": args.pin,
         "load_start": _load(),
         "argv": sys.argv[1:],
+        # where the ledgers and the fsync floor live: `full` on tmpfs is not a disk's fsync
+        "filesystem": _filesystem(),
     }
+
+
+def _filesystem() -> dict[str, str]:
+    from .floor import filesystem_of
+
+    return filesystem_of()
 
 
 def _load() -> str:
@@ -248,6 +256,22 @@ async def run(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
             if result is not None:
                 provider_runs.append(result.to_json())
         raw["provider_runs"] = provider_runs
+
+        # Nitrolite v1 (today's network): the headline durability mode, same sizes
+        async def provider_v1_run() -> provider.ProviderRun:
+            return await provider.provider_benchmark(
+                args.modes[0],
+                sequential=sizes.provider_seq,
+                concurrent=sizes.provider_conc,
+                window=args.window,
+                samples=samples,
+                pin=server_core,
+                protocol="v1",
+            )
+
+        label = f"ChannelProviderV1.transfer, sandbox process [{args.modes[0]}]"
+        v1_run = await _section(label, errors, provider_v1_run)
+        raw["v1_provider_runs"] = [v1_run.to_json()] if v1_run is not None else []
 
     if "transfer" in args.sections:
         runs: list[dict[str, Any]] = []

@@ -31,7 +31,15 @@ from settlement_widgets._keccak import keccak256
 from .lean_client import SansIOClient
 from .procs import server_process
 
-__all__ = ["CryptoFloor", "EchoResult", "FsyncFloor", "crypto_floor", "echo_floor", "fsync_floor"]
+__all__ = [
+    "CryptoFloor",
+    "EchoResult",
+    "FsyncFloor",
+    "crypto_floor",
+    "echo_floor",
+    "filesystem_of",
+    "fsync_floor",
+]
 
 
 @dataclass
@@ -230,3 +238,28 @@ async def echo_floor(
         pipelined_client_cpu_s=pipe_client,
         pipelined_server_cpu_s=pipe_server,
     )
+
+
+def filesystem_of(path: str | None = None) -> dict[str, str]:
+    """The filesystem holding ``path`` (default: the temporary directory, where the
+    benchmark's ledgers and the fsync floor's scratch file live): its mount point, type and
+    device, from ``/proc/mounts`` (the longest mount point that contains it). A ``full``
+    ledger on ``tmpfs`` fsyncs to memory, so the report names the filesystem."""
+    import tempfile
+
+    target = os.path.realpath(path or tempfile.gettempdir())
+    best = {"path": target, "mount": "", "type": "unknown", "device": "unknown"}
+    try:
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            lines = mounts.read().splitlines()
+    except OSError:
+        return best
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        device, mount, kind = fields[0], fields[1].replace("\\040", " "), fields[2]
+        inside = target == mount or target.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) >= len(best["mount"]):
+            best = {"path": target, "mount": mount, "type": kind, "device": device}
+    return best

@@ -1,4 +1,11 @@
-"""What users run: ``ChannelProvider.transfer()`` against the sandbox's relay in its own process.
+"""What users run: a channel provider's ``transfer()`` against the sandbox in its own process.
+
+Both protocols: ``ChannelProvider`` (Nitrolite v0.5, the sandbox's relay) and
+``ChannelProviderV1`` (Nitrolite v1, the sandbox's Nitronode, what Yellow's network runs
+today). The v1 node's per-connection rate limit (10 requests/s, as the real node's) would
+measure the limiter, not the work: the sandbox process gets the real node's variables
+(``NITRONODE_RATE_LIMIT_PER_SEC``/``_BURST``) set far above what a run sends, and the client
+sends unpaced.
 
 The sandbox runs as ``python -m settlement_widgets.sandbox`` (chain, relay, faucet, HTTP), as
 it does beside a notebook or under the Jupyter server; this process is the user's kernel: a
@@ -54,6 +61,7 @@ class ProviderRun:
 
     durability: str
     window: int
+    protocol: str = "v0.5"
     sequential: list[ProviderPhase] = field(default_factory=list)
     concurrent: list[ProviderPhase] = field(default_factory=list)
     #: transfers the store recorded ``done`` (must equal what was sent)
@@ -63,6 +71,7 @@ class ProviderRun:
         return {
             "durability": self.durability,
             "window": self.window,
+            "protocol": self.protocol,
             "sequential": [p.to_json() for p in self.sequential],
             "concurrent": [p.to_json() for p in self.concurrent],
             "stored_done": self.stored_done,
@@ -96,15 +105,17 @@ async def provider_benchmark(
     window: int,
     samples: int,
     pin: int | None = None,
+    protocol: str = "v0.5",
 ) -> ProviderRun:
     """Start a sandbox process, open a channel with a provider here, and time ``samples``
     rounds of a sequential and a concurrent phase (after a warm-up)."""
-    from settlement_widgets.channel import ChannelConfig, ChannelProvider
     from settlement_widgets.networks import Network
     from settlement_widgets.sandbox.chain import dev_keys
     from settlement_widgets.wallet import WalletClient
 
-    run = ProviderRun(durability, window)
+    if protocol not in ("v0.5", "v1"):
+        raise ValueError(f"protocol must be 'v0.5' or 'v1', got {protocol!r}")
+    run = ProviderRun(durability, window, protocol)
     with tempfile.TemporaryDirectory(prefix="sw-bench-provider-") as tmp:
         home = Path(tmp) / "home"
         env = {"SETTLEMENT_HOME": str(home)}
@@ -113,18 +124,19 @@ async def provider_benchmark(
             "--no-v4", "--wallets", "2",
             "--durability", durability,
             "--data-dir", str(Path(tmp) / "sandbox"),
+            "--protocol", protocol,
         ]  # fmt: skip
+        if protocol == "v1":
+            env |= {"NITRONODE_RATE_LIMIT_PER_SEC": "1e9", "NITRONODE_RATE_LIMIT_BURST": "1e9"}
         async with server_process(args, env=env, pin=pin) as sandbox:
             network = Network.from_json(sandbox.ready)
             previous = os.environ.get("SETTLEMENT_HOME")
             os.environ["SETTLEMENT_HOME"] = str(home)  # the provider's store lives there
             wallet = WalletClient(dev_keys(3)[1], rpc_url=network.rpc_url)
             recipient = dev_keys(3)[2].address
-            provider = ChannelProvider(ChannelConfig.from_network(network), wallet)
+            provider, counterparty = _provider(network, wallet)
             try:
-                channel = await provider.create_channel(
-                    str(network.extra["brokerAddress"]), str(network.token), 10**12
-                )
+                channel = await provider.create_channel(counterparty, str(network.token), 10**12)
                 for _ in range(min(300, sequential)):  # warm-up: caches, the WAL files
                     await provider.transfer(channel.id, 1, recipient)
                 sent = min(300, sequential)
@@ -155,10 +167,11 @@ async def provider_benchmark(
                     run.sequential.append(phase)
                     run.concurrent.append(await _timed(all_at_once, concurrent, sandbox.cpu))
                     sent += sequential + concurrent
-                done = provider.store.transfers(channel.id, status="done")
-                run.stored_done = len(done)
+                run.stored_done = _stored_done(provider, channel.id)
                 if run.stored_done != sent:
-                    raise RuntimeError(f"sent {sent} transfers but the store has {len(done)} done")
+                    raise RuntimeError(
+                        f"sent {sent} transfers but the store has {run.stored_done} done"
+                    )
             finally:
                 await provider.close()
                 await wallet.aclose()
@@ -167,3 +180,28 @@ async def provider_benchmark(
                 else:
                     os.environ["SETTLEMENT_HOME"] = previous
     return run
+
+
+def _provider(network: Any, wallet: Any) -> tuple[Any, str]:
+    """The provider a user gets for ``network``'s protocol, and its channel counterparty."""
+    from settlement_widgets.networks import PROTOCOL_V1
+
+    if network.protocol == PROTOCOL_V1:
+        from settlement_widgets.channel.v1.client.provider import ChannelProviderV1
+        from settlement_widgets.channel.v1.client.rpc_client import V1RpcClient
+
+        client = V1RpcClient(network.node_url, requests_per_sec=None)
+        return ChannelProviderV1(network, wallet, client=client), str(network.extra["nodeAddress"])
+    from settlement_widgets.channel import ChannelConfig, ChannelProvider
+
+    provider = ChannelProvider(ChannelConfig.from_network(network), wallet)
+    return provider, str(network.extra["brokerAddress"])
+
+
+def _stored_done(provider: Any, channel_id: str) -> int:
+    """Transfers the provider's store holds as sent and acknowledged."""
+    from settlement_widgets.channel.v1.client.provider import ChannelProviderV1
+
+    if isinstance(provider, ChannelProviderV1):
+        return sum(1 for t in provider.transfers() if t.direction == "out")
+    return len(provider.store.transfers(channel_id, status="done"))

@@ -416,7 +416,9 @@ class LocalSandbox:
     ) -> Network:
         """Nitrolite v1 beside v0.5: our ChannelHub (over the same test token), its node's
         vault funded by the broker, who is the v1 node too, and a Nitronode whose ledger
-        lives in ``data_dir``; the profile's ``node_url`` becomes the Nitronode's."""
+        lives in ``data_dir``; the profile's ``node_url`` becomes the Nitronode's. Its
+        connection limits are the real node's, read from the real node's variables
+        (``NITRONODE_RATE_LIMIT_PER_SEC``...) when set."""
         from ..channel.v1.chain.hub import ChannelHubClient, HubChainView
         from ..channel.v1.node import (
             NitronodeConfig,
@@ -425,6 +427,7 @@ class LocalSandbox:
             NodeChain,
             NodeToken,
         )
+        from ..channel.v1.node.config import rate_limits_from_env
         from ..channel.v1.node.deploy import deploy_channel_hub, register_session_key_validator
         from ..networks import PROTOCOL_V1
 
@@ -461,6 +464,7 @@ class LocalSandbox:
                     ),
                 ),
                 durability=self.durability,
+                **rate_limits_from_env(),
             ),
             chain_view=HubChainView(node_hub),
         )

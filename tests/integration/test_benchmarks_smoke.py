@@ -32,6 +32,16 @@ POSITIVE_NUMBERS = (
     "fsync_floor_us",
     "get_settlement_auth_rps",
     "sandbox_start_process_s",
+    # issue 37: CPU per transfer over the same run's floor, both protocols, and v1's rates
+    "provider_cpu_per_transfer_ratio",
+    "provider_cpu_per_transfer_ratio_concurrent",
+    "v1_provider_cpu_per_transfer_ratio",
+    "v1_provider_cpu_per_transfer_ratio_concurrent",
+    "v1_provider_transfer_sequential_tps",
+    "v1_provider_transfer_sequential_p50_ms",
+    "v1_provider_transfer_sequential_p99_ms",
+    "v1_provider_transfer_concurrent_tps",
+    "v1_provider_speed_ratio",
     # the reference rows
     "transfer_sequential_tps",
     "transfer_sequential_p50_ms",
@@ -110,6 +120,21 @@ def test_the_percentiles_and_counts_are_consistent(quick_run: tuple[dict[str, An
     assert provider["durability"] == "full" and provider["window"] == 64
     sent = sum(p["count"] for p in provider["sequential"] + provider["concurrent"])
     assert provider["stored_done"] >= sent  # every transfer stored done (plus the warm-up)
+    v1 = result["details"]["v1_provider_runs"][0]
+    assert v1["protocol"] == "v1" and v1["durability"] == "full"
+    assert v1["stored_done"] >= sum(p["count"] for p in v1["sequential"] + v1["concurrent"])
+    # the ratios are the CPU totals over the floor, as printed
+    for prefix in ("", "v1_"):
+        seq = result[f"{prefix}provider_transfer_sequential_cpu_us"]
+        assert seq == pytest.approx(
+            result[f"{prefix}provider_transfer_sequential_client_cpu_us"]
+            + result[f"{prefix}provider_transfer_sequential_server_cpu_us"]
+        )
+        ratio = result[f"{prefix}provider_cpu_per_transfer_ratio"]
+        assert ratio == pytest.approx(seq / result["floor_transfer_cpu_us"])
+    assert result["v1_provider_speed_ratio"] == pytest.approx(
+        result["v1_provider_transfer_sequential_tps"] / result["provider_transfer_sequential_tps"]
+    )
     for sample in run["sequential"] + run["pipelined"]:
         assert sample["count"] > 0 and sample["tps"] > 0
         assert sample["client_cpu_us"] > 0 and sample["relay_cpu_us"] > 0
@@ -134,18 +159,29 @@ def test_targets_and_meta_are_recorded(quick_run: tuple[dict[str, Any], str]) ->
         "cost_ratio_to_floor",
         "signing_ratio_vs_sdk",
         "import_s",
+        "provider_cpu_per_transfer_ratio",
+        "provider_cpu_per_transfer_ratio_concurrent",
+        "v1_provider_cpu_per_transfer_ratio",
+        "v1_provider_cpu_per_transfer_ratio_concurrent",
+        "v1_provider_speed_ratio",
     }
     for entry in result["targets"].values():
         assert isinstance(entry["met"], bool)
         assert entry["kind"] in ("min", "max")
     meta = result["meta"]
     assert meta["quick"] is True and meta["loops"] in ("asyncio", "uvloop")
+    assert set(meta["filesystem"]) >= {"path", "type", "device"}
     assert "notebooks" not in result  # --quick skips them
 
 
 def test_the_table_is_printed(quick_run: tuple[dict[str, Any], str]) -> None:
-    _, stdout = quick_run
+    result, stdout = quick_run
     for label in (
+        "ChannelProviderV1.transfer (Nitrolite v1), sequential [full]",
+        "ChannelProviderV1.transfer, 64 in flight [full]",
+        "CPU ratio to floor, sequential",
+        "CPU ratio to floor, in flight",
+        f"ledgers and the fsync floor on {result['meta']['filesystem']['type']}",
         "ChannelProvider.transfer, sequential [full]",
         "ChannelProvider.transfer, 64 in flight [full]",
         "floor: fsync",
@@ -173,3 +209,4 @@ def test_bad_flags_are_refused_with_a_clear_message() -> None:
     )
     assert proc.returncode == 2
     assert "unknown section(s) nonsense" in proc.stderr
+

@@ -372,3 +372,46 @@ async def test_an_empty_reopen_after_a_close_says_what_to_do(sb: LocalSandbox) -
         await pk.close_channel(carried.id)
     finally:
         await pk.close()
+
+
+async def test_the_chain_view_answers_each_block_once_and_never_from_a_replaced_one(
+    sb: LocalSandbox,
+) -> None:
+    """The node's view caches a channel's record per block (a transfer asks about its
+    channels several times; each read is an ``eth_call``): a new block is read afresh, and a
+    chain reverted to a snapshot is never answered from the block it replaced, though the
+    new block has the replaced one's number. Last in the module: it reverts the chain."""
+    assert sb.chain is not None and sb.hub is not None
+    view = ConfirmedHubView(ChannelHubClient(sb.chain.wallet(0), sb.hub.hub))
+    reads: list[str] = []
+    read = view._hub.contract.functions.getChannelData
+
+    def counted(channel_id: str) -> Any:
+        reads.append(channel_id)
+        return read(channel_id)
+
+    view._hub.contract.functions.getChannelData = counted  # type: ignore[method-assign]
+    lea = await fresh_wallet(sb)
+    pl = await _provider(sb.network, lea)
+    try:
+        channel = await pl.create_channel(pl.node_address, pl.asset, U)
+        first = await view.confirmed_channel(channel.id, 0)
+        assert first.operating and first.user_allocation == U
+        assert await view.confirmed_channel(channel.id, 0) == first  # same block
+        assert await view.channel_status(channel.id) == "open"
+        assert len(reads) == 1
+        snapshot = await sb.chain.snapshot()
+        await pl.deposit(U, channel_id=channel.id)  # a new block: read afresh
+        deposited = await view.confirmed_channel(channel.id, 0)
+        assert deposited.user_allocation == 2 * U and len(reads) == 2
+        w3 = sb.chain.wallet(0).w3
+        deposit_head = int(await w3.eth.block_number)
+        await sb.chain.revert(snapshot)
+        assert await view.confirmed_channel(channel.id, 0) == first
+        # other transactions reach the deposit's block number, with other hashes
+        while int(await w3.eth.block_number) < deposit_head:
+            await sb.chain.wallet(0).transact(to=lea.address, value=1)
+        assert int(await w3.eth.block_number) == deposit_head
+        assert await view.confirmed_channel(channel.id, 0) == first
+    finally:
+        await pl.close()
