@@ -147,6 +147,7 @@ class ConfirmedHubView:
     async def _read(self, channel_id: str, block: int | str = "latest") -> ChainChannel:
         key = as_bytes32(channel_id, "channel_id")
         latest = block == "latest"
+        at: int | bytes
         if latest:
             head = await self._hub.signer.w3.eth.get_block("latest")
             number, at = int(head["number"]), bytes(head["hash"])
