@@ -1,9 +1,12 @@
 """The package as a pip user gets it: ``python -m build`` on a fresh copy of the repository
-gives an sdist and a wheel; each installs into a new venv (no checkout on its path), where
-``settlement-sandbox`` starts without writing a file into the installed package and the
-README's scripts run against it. A build without the compiled contracts fails, naming them.
+gives an sdist and a wheel; the wheel installs into a new venv (no checkout on its path), with
+its dependencies, where ``settlement-sandbox`` starts without writing a file into the
+installed package and the README's scripts run against it; then pip builds the sdist into a
+wheel and installs it over the first (``--no-deps``: the dependencies are the same, and
+installing them twice cost CI two minutes), and the same holds for it. A build without the
+compiled contracts fails, naming them.
 
-Slow (two venvs, a few minutes), still in ``make test``: a package that imports but cannot
+Slow (a venv, a few minutes), still in ``make test``: a package that imports but cannot
 start a sandbox is what this catches, and nothing else does.
 """
 
@@ -90,15 +93,32 @@ def test_sdist_and_wheel_carry_every_artifact_and_the_licences(dists: dict[str, 
     assert {"LICENSE", "THIRD_PARTY_NOTICES.md", "BUSL-1.1-uniswap-v4-core.txt"} <= licences
 
 
-def _venv_with(dist: Path, where: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=300)
-    python = where / "bin" / "python"
+def _pip(python: Path, *args: str) -> None:
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(dist)],
+        [str(python), "-m", "pip", "install", "-q", *args],
         capture_output=True, text=True, timeout=1200,
     )  # fmt: skip
     assert installed.returncode == 0, installed.stderr[-3000:]
-    return python
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new venv (its python): the tests install the wheel, then the sdist, into it."""
+    where = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=300)
+    return where / "bin" / "python"
+
+
+def _install(python: Path, dist: Path, kind: str) -> None:
+    """The wheel with its dependencies; the sdist (built into a wheel by pip) over it."""
+    if kind == "wheel":
+        _pip(python, str(dist))
+    else:
+        _pip(python, "--no-deps", "--force-reinstall", str(dist))
+    # what pip installed last is this file (PEP 610's record of where it came from)
+    site = python.parent.parent / "lib"
+    (record,) = site.glob("python*/site-packages/settlement_widgets-*.dist-info")
+    assert dist.name in (record / "direct_url.json").read_text()
 
 
 def _tree(folder: Path) -> dict[str, int]:
@@ -107,11 +127,12 @@ def _tree(folder: Path) -> dict[str, int]:
 
 @pytest.mark.parametrize("kind", ["wheel", "sdist"])
 def test_installed_package_starts_a_sandbox_and_runs_the_readme_scripts(
-    kind: str, dists: dict[str, Path], tmp_path: Path
+    kind: str, dists: dict[str, Path], venv: Path, tmp_path: Path
 ) -> None:
     """The wheel runs every README script; the sdist (built into a wheel by pip, without
     node) the v0.5 channel one. Neither writes a file into the installed package."""
-    python = _venv_with(dists[kind], tmp_path / "venv")
+    python = venv
+    _install(python, dists[kind], kind)
     ours = ("SETTLEMENT_", "PYTHON", "VIRTUAL")
     env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
@@ -120,7 +141,7 @@ def test_installed_package_starts_a_sandbox_and_runs_the_readme_scripts(
         capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
     )  # fmt: skip
     package = Path(located.stdout.strip()).parent
-    assert package.is_relative_to(tmp_path / "venv"), package  # the install, not the checkout
+    assert package.is_relative_to(python.parent.parent), package  # the install, not the checkout
     before = _tree(package)
     scripts = readme_scripts()
     if kind == "sdist":
