@@ -414,11 +414,8 @@ class LocalSandbox:
     async def _start_v1(
         self, network: Network, deployer: WalletClient, broker: WalletClient
     ) -> Network:
-        """Nitrolite v1 beside v0.5: our ChannelHub (over the same test token), its node's
-        vault funded by the broker, who is the v1 node too, and a Nitronode whose ledger
-        lives in ``data_dir``; the profile's ``node_url`` becomes the Nitronode's. Its
-        connection limits are the real node's, read from the real node's variables
-        (``NITRONODE_RATE_LIMIT_PER_SEC``...) when set."""
+        """Nitrolite v1 beside v0.5: our ChannelHub (same test token), its vault funded by the
+        broker (the v1 node too), a Nitronode (ledger in ``data_dir``, limits: NITRONODE_*)."""
         from ..channel.v1.chain.hub import ChannelHubClient, HubChainView
         from ..channel.v1.node import (
             NitronodeConfig,
