@@ -366,6 +366,7 @@ async def run(args: argparse.Namespace, use_uvloop: bool) -> dict[str, Any]:
         "errors": errors,
         "details": {
             "provider_runs": raw.get("provider_runs"),
+            "v1_provider_runs": raw.get("v1_provider_runs"),
             "transfer_runs": raw.get("transfer_runs"),
             "floor": None
             if not raw.get("floor")

@@ -40,6 +40,7 @@ from settlement_widgets.channel.v1.core.lifecycle import (
 )
 from settlement_widgets.channel.v1.core.transitions import sig_validators_bitmap
 from settlement_widgets.channel.v1.node import ConfirmedHubView, NitronodeNode
+from settlement_widgets.channel.v1.node.chain_view import one_head_per_request
 from settlement_widgets.errors import InvalidAmountError, InvalidStateError, RelayError
 from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
@@ -372,6 +373,25 @@ async def test_an_empty_reopen_after_a_close_says_what_to_do(sb: LocalSandbox) -
         await pk.close_channel(carried.id)
     finally:
         await pk.close()
+
+
+async def test_within_one_request_the_view_reads_one_chain_head(sb: LocalSandbox) -> None:
+    """The node's checks of one request agree on one chain head (and read it once): inside
+    ``one_head_per_request`` a block mined meanwhile is not seen; the next request sees it."""
+    assert sb.chain is not None and sb.hub is not None
+    view = ConfirmedHubView(ChannelHubClient(sb.chain.wallet(0), sb.hub.hub))
+    mia = await fresh_wallet(sb)
+    pm = await _provider(sb.network, mia)
+    try:
+        channel = await pm.create_channel(pm.node_address, pm.asset, U)
+        with one_head_per_request():
+            before = await view.confirmed_channel(channel.id, 0)
+            await pm.deposit(U, channel_id=channel.id)
+            assert await view.confirmed_channel(channel.id, 0) == before
+        after = await view.confirmed_channel(channel.id, 0)
+        assert (before.user_allocation, after.user_allocation) == (U, 2 * U)
+    finally:
+        await pm.close()
 
 
 async def test_the_chain_view_answers_each_block_once_and_never_from_a_replaced_one(

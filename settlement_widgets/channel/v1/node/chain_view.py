@@ -25,6 +25,8 @@ the node assumes every co-signed on-chain operation was carried out (see
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
@@ -41,6 +43,7 @@ __all__ = [
     "ConfirmedChainView",
     "ConfirmedHubView",
     "as_confirmed_view",
+    "one_head_per_request",
 ]
 
 #: ``channel_status`` results, as the wire's ``channel.status`` (SDK ``ChannelStatus``)
@@ -108,6 +111,25 @@ class ConfirmedChainView(ChainView, Protocol):
         ...
 
 
+#: the latest block as first read in the request being handled (None: outside a request)
+_REQUEST_HEAD: ContextVar[dict[str, Mapping[str, Any]] | None] = ContextVar(
+    "nitronode_request_head", default=None
+)
+
+
+@contextlib.contextmanager
+def one_head_per_request() -> Iterator[None]:
+    """Within one request, every read of the latest block sees the same block: the node's
+    checks of one state (the sender's and the receiver's channels, backing, rescue) agree
+    on one chain head, and a transfer reads the head once instead of three times. No
+    handler sends a transaction or waits for a block, so nothing inside needs a newer one."""
+    token = _REQUEST_HEAD.set({})
+    try:
+        yield
+    finally:
+        _REQUEST_HEAD.reset(token)
+
+
 def _decode(raw: Any) -> ChainChannel:
     """``getChannelData``'s tuple (status, definition, lastState, expiry, lockedFunds),
     positionally as the v1.4.1 ABI lays it out: lastState = (version, intent, metadata,
@@ -149,7 +171,7 @@ class ConfirmedHubView:
         latest = block == "latest"
         at: int | bytes
         if latest:
-            head = await self._hub.signer.w3.eth.get_block("latest")
+            head = await self._head()
             number, at = int(head["number"]), bytes(head["hash"])
         else:
             number = at = int(block)
@@ -171,6 +193,16 @@ class ConfirmedHubView:
         self._records[(key.hex(), at)] = record
         return record
 
+    async def _head(self) -> Mapping[str, Any]:
+        """The latest block (the request's, inside :func:`one_head_per_request`)."""
+        scope = _REQUEST_HEAD.get()
+        if scope is not None and "head" in scope:
+            return scope["head"]
+        head = await self._hub.signer.w3.eth.get_block("latest")
+        if scope is not None:
+            scope["head"] = head
+        return head
+
     async def _timestamp(self, number: int) -> int:
         """Block ``number``'s timestamp; 0 for a block the node cannot return (anvil resumed
         from a state dump knows no block before it): such blocks precede every block it
@@ -187,7 +219,7 @@ class ConfirmedHubView:
     async def confirmed_block(self, delay_secs: int) -> int | None:
         """The newest block whose timestamp is at least ``delay_secs`` older than the
         latest block's (``None``: the chain is younger than that)."""
-        latest = await self._hub.signer.w3.eth.get_block("latest")
+        latest = await self._head()
         number, now = int(latest["number"]), int(latest["timestamp"])
         self._timestamps[number] = now
         cutoff = now - delay_secs

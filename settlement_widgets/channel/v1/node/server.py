@@ -48,7 +48,7 @@ from ..core.wire import (
     error_frame,
     unknown_method_error,
 )
-from .chain_view import ChainView
+from .chain_view import ChainView, one_head_per_request
 from .config import NitronodeConfig
 from .handlers import INTERNAL_ERROR, NitronodeService
 from .ledger import NitronodeLedger, write_batch
@@ -180,7 +180,8 @@ class NitronodeNode(NodeServer):
             return error_frame(request.request_id, request.method, RATE_LIMIT_EXCEEDED, _now_ms())
         try:
             async with self._lock:
-                result: dict[str, Any] = await handler(request.payload)
+                with one_head_per_request():
+                    result: dict[str, Any] = await handler(request.payload)
         except RelayError as exc:
             return error_frame(request.request_id, request.method, exc.message, _now_ms())
         except Exception:  # a bug: answer, log, keep serving
