@@ -5,7 +5,7 @@ A comparison reaches the views from places we do not control: a file another pro
 published, a POST body, a notebook variable. So it is parsed here, never trusted: every field
 is checked for its type, range and length, and the first one that is wrong raises a
 :class:`~settlement_widgets.errors.SettlementValueError` naming its path
-(``runs[1].txs[0].gasUsed: expected a whole number >= 0, got '-12'``). Duplicate
+(``runs[1].txs[0].gasUsed: expected a whole number >= 0, got "-12" (string)``). Duplicate
 keys, ``NaN``/``Infinity`` and absurd sizes are refused too, fields it does not show are
 ignored; the result is a
 small read-only view (:class:`ComparisonView`), frozen dataclasses whose ``to_json()``
@@ -73,12 +73,29 @@ def _fail(path: str, message: str) -> SettlementValueError:
     return SettlementValueError(f"comparison {path}: {message}")
 
 
+#: JSON's names for the types a parsed body holds: the error speaks the sender's language
+_JSON_TYPES: Final = {
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def _shown(value: Any) -> str:
-    """A bad value as an error message shows it: its repr, cut short, and its type."""
-    text = repr(value)
+    """A bad value as an error message shows it: as JSON, cut short, with its JSON type
+    (``null`` alone), never a Python type name."""
+    if value is None:
+        return "null"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+    return f"{text} ({_JSON_TYPES.get(type(value), 'value')})"
 
 
 def _object(value: Any, path: str, keys: tuple[str, ...]) -> Mapping[str, Any]:

@@ -117,6 +117,25 @@ def test_every_malformed_field_is_refused_by_its_path(case: str, change: Any, me
     assert message in str(caught.value), (case, str(caught.value))
 
 
+@pytest.mark.parametrize(
+    ("change", "shown"),
+    [
+        (lambda r: _run(r, txs=None), "runs[0].txs: expected an array, got null"),
+        (lambda r: _tx(r, gasUsed="-12"), 'got "-12" (string)'),
+        (lambda r: {**r, "runs": {}}, "got {} (object)"),
+        (lambda r: {**r, "fastest": True}, "got true (boolean)"),
+    ],
+)
+def test_errors_name_json_types_not_python_ones(change: Any, shown: str) -> None:
+    """The endpoint answers these errors to whoever posted the JSON: the fuzzer caught
+    "got None (NoneType)"; a bad value is shown as JSON, with JSON's name for its type."""
+    with pytest.raises(SettlementValueError) as caught:
+        parse_comparison(change(sample_comparison()))
+    text = str(caught.value)
+    assert shown in text, text
+    assert not any(name in text for name in ("NoneType", "(str)", "(dict)", "(bool)", "(int)"))
+
+
 def test_strict_json_text() -> None:
     text = json.dumps(sample_comparison())
     for bad, message in [
