@@ -8,6 +8,8 @@ from typing import Any
 from ....addresses import validate_address
 from ....errors import (
     InvalidAmountError,
+    InvalidStateError,
+    RelayError,
 )
 from ...models import Transfer
 from .base import (
@@ -34,13 +36,48 @@ class TransferOps(OnChainOps):
         display = self._display(amount)
         async with self._op_lock:
             self._open_channel_id(channel_id)
-            async with self._node_may_refuse():
-                state = await self._client.transfer(recipient, self._asset, display)
+            state = await self._transfer_state(recipient, display)
             with self.store.transaction():  # the node's signature and the history: one COMMIT
                 self.store.put_state(state)
                 transfer = self._record_transfer(state, "out", recipient)
         self._emit("transfer", transfer)
         return transfer
+
+    async def _transfer_state(self, recipient: str, display: str) -> dict[str, Any]:
+        """The co-signed transfer state, in one round trip when we hold the latest state.
+
+        The SDK asks the node for the latest state before every transfer (two round trips).
+        The state this wallet last co-signed is in the store; built on it, the transfer is
+        one ``submit_state``. If the node has moved on (a transfer received, another client
+        of the same wallet), it refuses the state as stale, the refused state is dropped
+        from the store (:meth:`_node_may_refuse`), and the transfer goes the SDK's way. Any
+        refusal falls back, not only a version mismatch: the node's wording is not an API,
+        and a refusal for another reason (too little balance) comes back the same on the
+        SDK's path, which raises it. A lost connection is not a refusal and is not retried
+        (the node may have the state)."""
+        held = self._held_state()
+        if held is not None:
+            try:
+                async with self._node_may_refuse():
+                    return await self._client.transfer_from(held, recipient, self._asset, display)
+            except (RelayError, InvalidStateError):
+                pass  # stale, or refused: the SDK's way below decides
+        async with self._node_may_refuse():
+            return await self._client.transfer(recipient, self._asset, display)
+
+    def _held_state(self) -> dict[str, Any] | None:
+        """The latest state of our channel, if both sides signed it and it is the newest
+        state we have (a state still waiting for the node's signature is left to the
+        SDK's way, which asks the node)."""
+        state = self.store.latest_state(self._asset)
+        if (
+            state is None
+            or not state.get("user_sig")
+            or not state.get("node_sig")
+            or not self._client.is_open(state)
+        ):
+            return None
+        return state
 
     def _record_transfer(self, state: Mapping[str, Any], direction: str, other: str) -> Transfer:
         transition = state["transition"]

@@ -9,8 +9,10 @@ of being silently wrapped into a different signed message.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ....addresses import validate_address
@@ -38,40 +40,49 @@ def _split_tuple(text: str) -> list[str]:
     return parts
 
 
-def _is_dynamic(abi_type: str) -> bool:
-    match = _ARRAY_SUFFIX.match(abi_type)
-    if match:
-        return match.group(2) == "" or _is_dynamic(match.group(1))
-    if abi_type.startswith("("):
-        return any(_is_dynamic(part) for part in _split_tuple(abi_type))
-    return abi_type in ("bytes", "string")
+@dataclass(frozen=True, slots=True)
+class _Type:
+    """One ABI type, parsed once: whether it is dynamic, its head size when static, and
+    the function that encodes a value of it. Every state a node or client signs is encoded
+    with the same few type strings, so parsing them per value was most of the encoder's
+    time."""
+
+    dynamic: bool
+    size: int
+    encode: Callable[[Any], bytes]
 
 
-def _encode_sequence(types: Sequence[str], values: Sequence[Any]) -> bytes:
-    if len(types) != len(values):
-        raise SettlementValueError(f"abi: {len(types)} types but {len(values)} values")
+@dataclass(frozen=True, slots=True)
+class _Sequence:
+    parts: tuple[_Type, ...]
+    head_size: int
+
+
+def _sequence_of(parts: tuple[_Type, ...]) -> _Sequence:
+    return _Sequence(parts, sum(32 if p.dynamic else p.size for p in parts))
+
+
+@functools.lru_cache(maxsize=256)
+def _sequence(types: tuple[str, ...]) -> _Sequence:
+    return _sequence_of(tuple(_compile(t) for t in types))
+
+
+def _encode_sequence(sequence: _Sequence, values: Sequence[Any]) -> bytes:
+    parts = sequence.parts
+    if len(parts) != len(values):
+        raise SettlementValueError(f"abi: {len(parts)} types but {len(values)} values")
     heads: list[bytes] = []
     tails: list[bytes] = []
-    head_size = sum(32 if _is_dynamic(t) else _static_size(t) for t in types)
-    offset = head_size
-    for abi_type, value in zip(types, values, strict=True):
-        encoded = _encode_one(abi_type, value)
-        if _is_dynamic(abi_type):
+    offset = sequence.head_size
+    for part, value in zip(parts, values, strict=True):
+        encoded = part.encode(value)
+        if part.dynamic:
             heads.append(offset.to_bytes(32, "big"))
             tails.append(encoded)
             offset += len(encoded)
         else:
             heads.append(encoded)
     return b"".join(heads) + b"".join(tails)
-
-
-def _static_size(abi_type: str) -> int:
-    match = _ARRAY_SUFFIX.match(abi_type)
-    if match:
-        return int(match.group(2)) * _static_size(match.group(1))
-    if abi_type.startswith("("):
-        return sum(_static_size(part) for part in _split_tuple(abi_type))
-    return 32
 
 
 def _int_word(value: int, signed: bool, bits: int) -> bytes:
@@ -83,36 +94,54 @@ def _int_word(value: int, signed: bool, bits: int) -> bytes:
     return (value % 2**256).to_bytes(32, "big")
 
 
-def _encode_one(abi_type: str, value: Any) -> bytes:
+@functools.lru_cache(maxsize=256)
+def _compile(abi_type: str) -> _Type:
     match = _ARRAY_SUFFIX.match(abi_type)
     if match:
-        element, length = match.group(1), match.group(2)
-        items = list(value)
-        if length and int(length) != len(items):
-            raise SettlementValueError(f"abi: {abi_type} needs {length} items, got {len(items)}")
-        body = _encode_sequence([element] * len(items), items)
-        return body if length else len(items).to_bytes(32, "big") + body
+        return _compile_array(abi_type, _compile(match.group(1)), match.group(2))
     if abi_type.startswith("("):
-        return _encode_sequence(_split_tuple(abi_type), list(value))
+        sequence = _sequence_of(tuple(_compile(p) for p in _split_tuple(abi_type)))
+        dynamic = any(p.dynamic for p in sequence.parts)
+        return _Type(dynamic, sequence.head_size, lambda v: _encode_sequence(sequence, list(v)))
     if abi_type == "address":
-        return bytes(12) + bytes.fromhex(validate_address(value)[2:])
+        return _Type(False, 32, lambda v: bytes(12) + bytes.fromhex(validate_address(v)[2:]))
     if abi_type == "bool":
-        return _int_word(int(bool(value)), False, 8)
+        return _Type(False, 32, lambda v: _int_word(int(bool(v)), False, 8))
     if abi_type in ("bytes", "string"):
-        raw = value.encode() if isinstance(value, str) else bytes(value)
-        padded = raw + bytes(-len(raw) % 32)
-        return len(raw).to_bytes(32, "big") + padded
+        return _Type(True, 32, _encode_bytes)
     if abi_type.startswith("bytes"):
         size = int(abi_type[5:])
-        raw = bytes(value)
-        if len(raw) != size:
-            raise SettlementValueError(f"abi: {abi_type} needs {size} bytes, got {len(raw)}")
-        return raw + bytes(32 - size)
+
+        def fixed(value: Any) -> bytes:
+            raw = bytes(value)
+            if len(raw) != size:
+                raise SettlementValueError(f"abi: {abi_type} needs {size} bytes, got {len(raw)}")
+            return raw + bytes(32 - size)
+
+        return _Type(False, 32, fixed)
     if abi_type.startswith(("uint", "int")):
         signed = abi_type.startswith("int")
         bits = int(abi_type[3 if signed else 4 :] or 256)
-        return _int_word(value, signed, bits)
+        return _Type(False, 32, lambda v: _int_word(v, signed, bits))
     raise SettlementValueError(f"abi: unsupported type {abi_type!r}")
+
+
+def _compile_array(abi_type: str, element: _Type, length: str) -> _Type:
+    def encode(value: Any) -> bytes:
+        items = list(value)
+        if length and int(length) != len(items):
+            raise SettlementValueError(f"abi: {abi_type} needs {length} items, got {len(items)}")
+        body = _encode_sequence(_sequence_of((element,) * len(items)), items)
+        return body if length else len(items).to_bytes(32, "big") + body
+
+    dynamic = length == "" or element.dynamic
+    return _Type(dynamic, 32 if dynamic else int(length) * element.size, encode)
+
+
+def _encode_bytes(value: Any) -> bytes:
+    raw = value.encode() if isinstance(value, str) else bytes(value)
+    padded = raw + bytes(-len(raw) % 32)
+    return len(raw).to_bytes(32, "big") + padded
 
 
 def abi_encode(types: Sequence[str], values: Sequence[Any]) -> bytes:
@@ -123,4 +152,4 @@ def abi_encode(types: Sequence[str], values: Sequence[Any]) -> bytes:
     :class:`SettlementValueError` rather than being silently truncated, because a wrapped
     value would be a different signed message.
     """
-    return _encode_sequence(list(types), list(values))
+    return _encode_sequence(_sequence(tuple(types)), list(values))

@@ -364,6 +364,25 @@ class V1ClientCore(ClientQueries):
         spec = {"type": 30, "account_id": recipient, "amount": amount}
         return await self._send_or_acknowledge(asset, spec, acknowledge=False)
 
+    async def transfer_from(
+        self,
+        current: Mapping[str, Any],
+        recipient: str,
+        asset: str,
+        amount: Decimal | str | int,
+    ) -> dict[str, Any]:
+        """:meth:`transfer` built on ``current``, a state the caller holds as the latest,
+        without asking the node for it (one ``submit_state``). The node refuses it if
+        ``current`` is not its latest; the caller then falls back to :meth:`transfer`."""
+        if not self._is_open(current) or current.get("asset") != asset:
+            raise InvalidStateError(f"no open home channel state for {asset} to build on")
+        spec = {"type": 30, "account_id": recipient, "amount": amount}
+        return await self._advance(current, spec)
+
+    def is_open(self, state: Mapping[str, Any] | None) -> bool:
+        """Whether ``state`` belongs to a home channel that is not finalized."""
+        return self._is_open(state)
+
     async def acknowledge(self, asset: str) -> dict[str, Any]:
         """Co-sign the node-issued latest state (e.g. a received transfer), opening the
         channel if the wallet has none."""

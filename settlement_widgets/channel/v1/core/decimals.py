@@ -24,6 +24,7 @@ large balance and the state would pack and sign another number than the one show
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from decimal import (
     ROUND_HALF_UP,
@@ -36,7 +37,7 @@ from decimal import (
     Rounded,
     Underflow,
 )
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from ....errors import InvalidAmountError
 
@@ -83,6 +84,32 @@ _MAX_UNIT_DIGITS = 78
 _MAX_UINT256 = 2**256 - 1
 
 
+_R = TypeVar("_R")
+#: the argument types an amount function caches on: hashable, and for these functions equal
+#: values give equal answers (``typed``: ``1`` and ``"1"`` are cached apart; a bool is
+#: never an amount, so it goes uncached to the function, which refuses it)
+_EXACT_TYPES: Final = (str, int, Decimal)
+
+
+def _memoized(
+    function: Callable[[Any], _R], *, types: tuple[type, ...] = _EXACT_TYPES
+) -> Callable[[Any], _R]:
+    """Cache a pure function of one amount: a state's few amounts are parsed, normalised and
+    rendered dozens of times per transfer (packing, checks, the wire), the same texts each
+    time. Other argument types (a float, a list) go uncached to the function, which refuses
+    them with its own message; refusals are never cached."""
+    cached = functools.lru_cache(maxsize=4096, typed=True)(function)
+
+    @functools.wraps(function)
+    def call(value: Any) -> _R:
+        if type(value) in types:
+            return cached(value)
+        return function(value)
+
+    return call
+
+
+@functools.partial(_memoized, types=(str, int))  # a Decimal comes back as given: 1.0 stays 1.0
 def parse_decimal(value: str | int | Decimal) -> Decimal:
     """Parse an amount the way ``new Decimal(value)`` would, but only finite numbers.
 
@@ -137,6 +164,7 @@ def exact_neg(a: str | int | Decimal) -> Decimal:
     return parse_decimal(a).copy_negate()
 
 
+@_memoized
 def _normalized(value: Decimal) -> Decimal:
     """Strip trailing zeros exactly (no rounding), mapping every zero to ``0``."""
     if value.is_zero():
@@ -151,6 +179,7 @@ def _normalized(value: Decimal) -> Decimal:
     return Decimal((sign, tuple(trimmed), exp))
 
 
+@_memoized
 def decimal_places(value: str | int | Decimal) -> int:
     """decimal.js ``decimalPlaces()``: fractional digits after trimming trailing zeros."""
     exponent = _normalized(parse_decimal(value)).as_tuple().exponent
@@ -158,6 +187,7 @@ def decimal_places(value: str | int | Decimal) -> int:
     return max(0, -exponent)
 
 
+@_memoized
 def sdk_decimal_string(value: str | int | Decimal) -> str:
     """decimal.js ``Decimal.prototype.toString`` with default settings, byte for byte.
 
@@ -178,6 +208,7 @@ def sdk_decimal_string(value: str | int | Decimal) -> str:
     return ("-" if sign else "") + body
 
 
+@_memoized
 def plain_decimal_string(value: str | int | Decimal) -> str:
     """Plain notation, trailing zeros trimmed, never an exponent (Go shopspring style).
 

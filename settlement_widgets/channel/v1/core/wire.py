@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import IntEnum
+from json.encoder import encode_basestring
 from typing import Any
 
 from ....errors import InvalidFrameError, RelayError, SettlementValueError
@@ -117,6 +118,11 @@ def raise_for_error(frame: Frame) -> Frame:
     return frame
 
 
+#: ``json.dumps(text, ensure_ascii=False)`` without building an encoder per call (a frame
+#: holds some twenty strings)
+_json_string: Callable[[str], str] = encode_basestring
+
+
 # --- encoding --------------------------------------------------------------------------
 
 
@@ -159,7 +165,7 @@ def _encode_value(value: Any, key: str | None, out: list[str]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, str):
-        out.append(json.dumps(value, ensure_ascii=False))
+        out.append(_json_string(value))
     elif isinstance(value, int):
         out.append(str(int(value)))
     elif isinstance(value, float):
@@ -178,7 +184,7 @@ def _encode_value(value: Any, key: str | None, out: list[str]) -> None:
             if not first:
                 out.append(",")
             first = False
-            out.append(json.dumps(k, ensure_ascii=False))
+            out.append(_json_string(k))
             out.append(":")
             _encode_value(v, k, out)
         out.append("}")

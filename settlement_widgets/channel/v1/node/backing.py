@@ -167,13 +167,12 @@ class BackingGuard:
         """What the wallet deposited into ``channel_id`` in states after on-chain
         ``version``: counted in its balance, not yet held by the chain."""
         total = Decimal(0)
-        for state in self.ledger.state_chain(wallet, asset):
-            if (
-                str(state.get("home_channel_id", "")).lower() == channel_id
-                and int(state["transition"]["type"]) == T.HOME_DEPOSIT
-                and int(state["version"]) > version
-                and state.get("node_sig")
-            ):
+        for state in reversed(self.ledger.deposit_chain(wallet, asset)):
+            if str(state.get("home_channel_id", "")).lower() != channel_id:
+                continue
+            if int(state["version"]) <= version:
+                break  # a channel's versions rise along the chain: the rest is on chain too
+            if state.get("node_sig"):
                 total = exact_add(total, state["transition"]["amount"])
         return total
 

@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from ....errors import ConfigurationError
+from ....errors import ChainUnavailableError, ConfigurationError
 from ..core.ids import as_bytes32
 
 if TYPE_CHECKING:
@@ -130,6 +130,32 @@ def one_head_per_request() -> Iterator[None]:
         _REQUEST_HEAD.reset(token)
 
 
+async def latest_block(w3: Any) -> Mapping[str, Any]:
+    """The latest block's ``number``, ``hash`` (bytes) and ``timestamp``, asked of the
+    provider directly: web3's block formatters (every field of the block turned into
+    ``HexBytes``/``AttributeDict``) cost more than the request itself on the in-process chain,
+    and the node reads the head on every request."""
+    reply = await w3.provider.make_request("eth_getBlockByNumber", ["latest", False])
+    block = reply.get("result") if isinstance(reply, Mapping) else None
+    if not isinstance(block, Mapping):
+        error = reply.get("error") if isinstance(reply, Mapping) else reply
+        raise ChainUnavailableError(f"the chain did not return its latest block: {error!r}")
+    return {
+        "number": _quantity(block["number"]),
+        "hash": _raw_bytes(block["hash"]),
+        "timestamp": _quantity(block["timestamp"]),
+    }
+
+
+def _quantity(value: Any) -> int:
+    """A JSON-RPC quantity: ``0x``-hex text from a node, an int from eth-tester."""
+    return int(value, 16) if isinstance(value, str) else int(value)
+
+
+def _raw_bytes(value: Any) -> bytes:
+    return bytes.fromhex(value[2:]) if isinstance(value, str) else bytes(value)
+
+
 def _decode(raw: Any) -> ChainChannel:
     """``getChannelData``'s tuple (status, definition, lastState, expiry, lockedFunds),
     positionally as the v1.4.1 ABI lays it out: lastState = (version, intent, metadata,
@@ -198,7 +224,7 @@ class ConfirmedHubView:
         scope = _REQUEST_HEAD.get()
         if scope is not None and "head" in scope:
             return scope["head"]
-        head = await self._hub.signer.w3.eth.get_block("latest")
+        head = await latest_block(self._hub.signer.w3)
         if scope is not None:
             scope["head"] = head
         return head

@@ -17,15 +17,18 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from ...node_base.sqlite import check_schema_version, open_ledger_file
+from ..core.transitions import TransitionType
 
 __all__ = ["SCHEMA_VERSION", "Batch", "NitronodeLedger", "wallet_key", "write_batch"]
 
 SCHEMA_VERSION: Final = "nitronode-1"
+_HOME_DEPOSIT: Final = int(TransitionType.HOME_DEPOSIT)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -56,6 +59,10 @@ _COLUMNS: Final[dict[str, tuple[str, ...]]] = {
 def wallet_key(address: str) -> str:
     """Wallets are compared case-insensitively (the TS advancer does; hex is case-free)."""
     return address.lower()
+
+
+def _is_home_deposit(state: Mapping[str, Any]) -> bool:
+    return int(state["transition"]["type"]) == _HOME_DEPOSIT
 
 
 def _dumps(value: Any) -> str:
@@ -124,6 +131,9 @@ class NitronodeLedger:
             self.states.setdefault((row["wallet"], row["asset"]), []).append(
                 json.loads(row["body"])
             )
+        self._deposits: dict[tuple[str, str], list[dict[str, Any]]] = {
+            key: [s for s in chain if _is_home_deposit(s)] for key, chain in self.states.items()
+        }
         self.channels: dict[str, dict[str, Any]] = {}
         self.home_channels: dict[tuple[str, str], list[str]] = {}
         rows = [json.loads(r["body"]) for r in conn.execute("SELECT body FROM channels")]
@@ -178,6 +188,12 @@ class NitronodeLedger:
         """Every stored state of (wallet, asset), oldest first (do not mutate)."""
         return self.states.get((wallet_key(wallet), asset), [])
 
+    def deposit_chain(self, wallet: str, asset: str) -> list[dict[str, Any]]:
+        """The home-deposit states of (wallet, asset), oldest first (do not mutate): the
+        backing rule sums the recent ones on every spend, and scanning the whole state chain
+        for them made each transfer cost more than the one before."""
+        return self._deposits.get((wallet_key(wallet), asset), [])
+
     def latest_state(
         self, wallet: str, asset: str, *, only_signed: bool = False
     ) -> dict[str, Any] | None:
@@ -192,17 +208,25 @@ class NitronodeLedger:
         wallet, asset = wallet_key(state["user_wallet"]), state["asset"]
         epoch, version = int(state["epoch"]), int(state["version"])
         chain = self.states.setdefault((wallet, asset), [])
+        deposits = self._deposits.setdefault((wallet, asset), [])
         last = (int(chain[-1]["epoch"]), int(chain[-1]["version"])) if chain else None
         if last is None or (epoch, version) > last:
             chain.append(state)  # the usual case: the next state of the chain
+            if _is_home_deposit(state):
+                deposits.append(state)
         elif (epoch, version) == last:
+            if deposits and deposits[-1] is chain[-1]:
+                deposits.pop()
             chain[-1] = state  # the same state, now with another signature
+            if _is_home_deposit(state):
+                deposits.append(state)
         else:
             chain[:] = [
                 s for s in chain if (int(s["epoch"]), int(s["version"])) != (epoch, version)
             ]
             chain.append(state)
             chain.sort(key=lambda s: (int(s["epoch"]), int(s["version"])))
+            deposits[:] = [s for s in chain if _is_home_deposit(s)]
         self._put(
             "states",
             (wallet, asset, epoch, version),
