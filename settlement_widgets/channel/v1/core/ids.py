@@ -22,6 +22,7 @@ Hex strings out are ``0x`` + lowercase hex, as the SDK prints them. Bad input ra
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -196,6 +197,18 @@ def state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str)
     The wallet is encoded as 20 bytes, so its letter case does not matter; the asset symbol is
     hashed as text, so it does.
     """
+    if all(type(v) in (str, int) for v in (user_wallet, asset, epoch, version)):
+        # every state is identified several times on both sides (next state, checks, wire)
+        return _cached_state_id(user_wallet, asset, epoch, version)
+    return _state_id(user_wallet, asset, epoch, version)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str) -> str:
+    return _state_id(user_wallet, asset, epoch, version)
+
+
+def _state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str) -> str:
     wallet = validate_address(user_wallet, field="user_wallet")
     if not isinstance(asset, str):
         raise InvalidStateError(f"asset must be a string, got {type(asset).__name__}")

@@ -18,6 +18,7 @@ transition intent and hash, and the SDK's amount text come from :mod:`.ids`,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Final
@@ -58,6 +59,7 @@ __all__ = [
     "sign_challenge",
     "sign_channel_session_key_state",
     "sign_eip191",
+    "sign_packed_state",
     "sign_state",
     "state_signing_data",
     "transition_metadata_hash",
@@ -181,13 +183,22 @@ def transition_metadata_hash(transition: Mapping[str, Any]) -> bytes:
     with the amount re-rendered as decimal.js ``toString``, which is
     the text the SDK hashes when it signs.
     """
-    encoded = encode_transition(
+    fields = (
         transition.get("type", -1),
         transition.get("tx_id", ""),
         transition.get("account_id", ""),
         sdk_decimal_string(transition.get("amount", "0")),
     )
-    return keccak256(encoded)
+    if type(fields[0]) is int and all(type(f) is str or f is None for f in fields[1:3]):
+        return _cached_metadata_hash(*fields)  # a state is packed by both sides, and more
+    return keccak256(encode_transition(*fields))
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_metadata_hash(
+    kind: int, tx_id: str | None, account_id: str | None, amount: str
+) -> bytes:
+    return keccak256(encode_transition(kind, tx_id, account_id, amount))
 
 
 def ledger_tuple(ledger: Mapping[str, Any] | None, decimals: TokenDecimals) -> tuple[Any, ...]:
@@ -275,7 +286,12 @@ def sign_eip191(key: PrivateKey, message: bytes) -> bytes:
 
 def sign_state(state: Mapping[str, Any], key: PrivateKey, decimals: TokenDecimals) -> bytes:
     """``0x00 ‖ ECDSA(EIP-191(pack_state))``: a user or node signature for the default validator."""
-    return bytes((SIG_VALIDATOR_DEFAULT,)) + sign_eip191(key, pack_state(state, decimals))
+    return sign_packed_state(pack_state(state, decimals), key)
+
+
+def sign_packed_state(packed: bytes, key: PrivateKey) -> bytes:
+    """:func:`sign_state` over a state already packed (:func:`pack_state`)."""
+    return bytes((SIG_VALIDATOR_DEFAULT,)) + sign_eip191(key, packed)
 
 
 def sign_challenge(state: Mapping[str, Any], key: PrivateKey, decimals: TokenDecimals) -> bytes:

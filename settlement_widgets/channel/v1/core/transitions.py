@@ -19,9 +19,10 @@ SDK sends from the ids the node supports.
 from __future__ import annotations
 
 import enum
+import re
 import string
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ...._keccak import keccak256
 from ....errors import InvalidStateError
@@ -144,6 +145,9 @@ def transition_to_intent(transition_type: int) -> StateIntent:
     return intent
 
 
+_ALL_HEX: Final = re.compile(r"[0-9a-fA-F]*")
+
+
 def lenient_bytes32(value: str | None, field: str = "value") -> bytes:
     """A transition's ``tx_id``/``account_id`` text as the bytes32 the SDK hashes.
 
@@ -161,6 +165,8 @@ def lenient_bytes32(value: str | None, field: str = "value") -> bytes:
     text = value[2:] if value.startswith(("0x", "0X")) else value
     if len(text) % 2:
         text = "0" + text
+    if len(text) <= 64 and _ALL_HEX.fullmatch(text):  # the usual case: a whole hex id
+        return bytes.fromhex(text).rjust(32, b"\0")
     decoded = bytearray()
     for i in range(0, len(text), 2):
         pair = text[i : i + 2]

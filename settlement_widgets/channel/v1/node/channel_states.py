@@ -23,7 +23,7 @@ from ..core.state import (
     SIG_VALIDATOR_SESSION_KEY,
     channel_session_key_metadata_hash,
     pack_state,
-    sign_state,
+    sign_packed_state,
 )
 from ..core.transitions import sig_validators_from_bitmap
 from .chain_view import VOID_CHANNEL
@@ -92,7 +92,9 @@ class ChannelStates(NodeReads):
 
     def _verify_user_sig(
         self, state: Mapping[str, Any], approved_validators: frozenset[int]
-    ) -> None:
+    ) -> bytes:
+        """Check the user's signature; returns the packed state it covers, which is what
+        the node then signs (:meth:`_node_sign`): both signatures over the same bytes."""
         raw = state.get("user_sig")
         if not raw:
             raise _fail("missing incoming state user signature")
@@ -110,6 +112,7 @@ class ChannelStates(NodeReads):
                 raise SettlementValueError("signature is not from the user wallet")
         except SettlementValueError as exc:
             raise _fail(f"invalid incoming state user signature: {exc}") from None
+        return packed
 
     def _check_channel_session_key(self, state: Mapping[str, Any], auth: SessionKeyAuth) -> None:
         """The key is registered (this exact metadata), unexpired and scoped to the asset."""
@@ -133,8 +136,11 @@ class ChannelStates(NodeReads):
             return
         raise SettlementValueError("session key is not registered")
 
-    def _node_sign(self, state: dict[str, Any]) -> str:
-        signature = "0x" + sign_state(state, self._key, self._decimals).hex()
+    def _node_sign(self, state: dict[str, Any], packed: bytes | None = None) -> str:
+        """Sign ``state`` (``packed``: its packed bytes, when the caller has them)."""
+        if packed is None:
+            packed = pack_state(state, self._decimals)
+        signature = "0x" + sign_packed_state(packed, self._key).hex()
         state["node_sig"] = signature
         return signature
 
@@ -303,9 +309,9 @@ class ChannelStates(NodeReads):
         previous = self._previous(state)
         self._check_advancement(previous, state)
         self.backing.check_backed(previous, state, expected_id, VOID_CHANNEL)
-        self._verify_user_sig(state, approved)
+        packed = self._verify_user_sig(state, approved)
         sign_receiver = await self._receiver_signable(state)
-        signature = self._node_sign(state)
+        signature = self._node_sign(state, packed)
         channel = {
             "channel_id": state["home_channel_id"],
             "user_wallet": state["user_wallet"],
@@ -343,9 +349,9 @@ class ChannelStates(NodeReads):
         self._check_advancement(previous, state)
         self.backing.check_backed(previous, state, channel["channel_id"], chain)
         approved = sig_validators_from_bitmap(channel["approved_sig_validators"])
-        self._verify_user_sig(state, approved)
+        packed = self._verify_user_sig(state, approved)
         sign_receiver = await self._receiver_signable(state)
-        signature = self._node_sign(state)
+        signature = self._node_sign(state, packed)
         self._apply_accepted(state, dict(channel), sign_receiver=sign_receiver)
         return {"signature": signature}
 
