@@ -209,4 +209,3 @@ def test_bad_flags_are_refused_with_a_clear_message() -> None:
     )
     assert proc.returncode == 2
     assert "unknown section(s) nonsense" in proc.stderr
-

@@ -300,3 +300,49 @@ async def test_the_faucet_pays_by_a_v1_transfer_that_a_new_channel_carries(
         assert await _wallet_tokens(sb, liam.address) == 10 * U  # now on chain, in the wallet
     finally:
         await pl.close()
+
+
+async def test_a_transfer_is_one_request_until_the_node_has_moved_on(sb: LocalSandbox) -> None:
+    """Built on the state the wallet holds, a transfer is one ``submit_state``; when the node
+    has moved on (a transfer received), the node refuses that state, the refused state
+    leaves the store, and the SDK's two requests make the transfer on the node's latest."""
+    alice, bob = await fresh_wallet(sb), await fresh_wallet(sb)
+    pa, pb = await _provider(sb, alice), await _provider(sb, bob)
+    sent: list[str] = []
+    call = pa.client.call
+
+    async def counted(method: str, params: Any = None) -> dict[str, Any]:
+        sent.append(method)
+        return await call(method, params)
+
+    pa.client.call = counted  # type: ignore[method-assign]
+    try:
+        mine = await pa.create_channel(pa.node_address, sb.token, 5 * U)
+        theirs = await pb.create_channel(pb.node_address, sb.token, 5 * U)
+        sent.clear()
+        await pa.transfer(mine.id, U, bob.address)
+        assert sent == ["channels.v1.submit_state"]
+
+        await pb.transfer(theirs.id, 2 * U, alice.address)  # alice's latest is now the node's
+        sent.clear()
+        await pa.transfer(mine.id, U, bob.address)
+        assert sent == [
+            "channels.v1.submit_state",  # built on what alice held: refused as stale
+            "channels.v1.get_latest_state",
+            "channels.v1.submit_state",
+        ]
+        sent.clear()
+        await pa.transfer(mine.id, 1, bob.address)
+        assert sent == ["channels.v1.submit_state"]
+
+        assert await pa.balances() == {pa.asset: 5 * U - U + 2 * U - U - 1}
+        states = pa.store.states(pa.asset)
+        versions = [int(s["version"]) for s in states]
+        assert versions == sorted(set(versions))  # the refused state left no row behind
+        assert states[-1]["user_sig"] and states[-1]["node_sig"]
+        node = await pa.client.get_latest_state(alice.address, pa.asset, False)
+        assert node is not None and node["version"] == states[-1]["version"]
+        assert node["home_ledger"]["user_balance"] == states[-1]["home_ledger"]["user_balance"]
+    finally:
+        await pa.close()
+        await pb.close()

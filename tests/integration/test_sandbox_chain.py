@@ -130,3 +130,37 @@ async def test_one_wallet_per_account(chain: Chain) -> None:
     assert chain.wallet(1).address == chain.addresses[1]
     with pytest.raises(SettlementValueError):
         chain.wallet(10)
+
+
+async def test_the_latest_block_follows_every_change_of_the_head(chain: Chain) -> None:
+    """The Nitronode's raw head read (and, on the in-process chain, the provider's cached
+    answer for "latest") agrees with web3's full read after a transaction, a mined block,
+    a time jump and a revert, including a revert followed by a different block at the
+    height of the one it replaced."""
+    from settlement_widgets.channel.v1.node.chain_view import latest_block
+
+    async def agree() -> dict[str, object]:
+        raw, full = await latest_block(chain.w3), await chain.w3.eth.get_block("latest")
+        assert raw == {
+            "number": full["number"],
+            "hash": bytes(full["hash"]),
+            "timestamp": full["timestamp"],
+        }
+        return dict(raw)
+
+    sender, receiver = chain.wallet(7), chain.addresses[9]
+    first = await agree()
+    snapshot = await chain.snapshot()
+    await sender.transact(to=receiver, value=1)
+    replaced = await agree()
+    assert replaced["number"] == first["number"] + 1  # type: ignore[operator]
+    await chain.mine(1)
+    assert (await agree())["number"] == first["number"] + 2  # type: ignore[operator]
+    await chain.time_travel(60)
+    assert (await agree())["timestamp"] >= first["timestamp"] + 60  # type: ignore[operator]
+
+    await chain.revert(snapshot)
+    assert await agree() == first
+    await sender.transact(to=receiver, value=2)
+    again = await agree()
+    assert again["number"] == replaced["number"] and again["hash"] != replaced["hash"]
