@@ -236,6 +236,9 @@ async def test_a_lost_reply_is_adopted_and_an_unsent_state_resubmitted(sb: Local
     again = await _provider(sb, ivan)  # recovers on connect
     state = again.store.latest_state(again.asset)
     assert state is not None and state["version"] == "2" and state["node_sig"]
+    # the transfer happened (the node co-signed it): its line is in the history once
+    lines = [(t.amount, t.recipient, t.direction) for t in again.transfers()]
+    assert lines == [(U // 4, judy.address, "out")]
 
     # 2. the wallet signed, the node never saw it
     async def never_sent(state: Any) -> dict[str, Any]:
@@ -250,6 +253,7 @@ async def test_a_lost_reply_is_adopted_and_an_unsent_state_resubmitted(sb: Local
         state = third.store.latest_state(third.asset)
         assert state is not None and state["version"] == "3" and state["node_sig"]
         assert await third.balances() == {third.asset: 2 * U - U // 2}
+        assert [t.amount for t in third.transfers()] == [U // 4, U // 4]
     finally:
         await third.close()
 

@@ -35,6 +35,7 @@ from ....errors import (
 )
 from .app_sessions import AppSessionsMixin
 from .base import (
+    _SEND,
     EVENTS,
     default_v1_store_path,
 )
@@ -78,7 +79,9 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                     int(mine["version"]),
                 )
                 if same and node is not None and node.get("node_sig"):
-                    self.store.put_state({**mine, "node_sig": node["node_sig"]})
+                    with self.store.transaction():
+                        self.store.put_state({**mine, "node_sig": node["node_sig"]})
+                        self._recovered_transfer(mine)
                     done.append(f"adopted the node's signature of version {mine['version']}")
                 elif not same:
                     await self._resubmit(mine)
@@ -105,7 +108,23 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
             raise ChannelStateError(
                 f"the node refused our signed version {state['version']} on recovery: {exc}"
             ) from exc
-        self.store.put_state({**state, "node_sig": reply["signature"]})
+        with self.store.transaction():
+            self.store.put_state({**state, "node_sig": reply["signature"]})
+            self._recovered_transfer(state)
+
+    def _recovered_transfer(self, state: Mapping[str, Any]) -> None:
+        """The history line of a transfer whose reply we never recorded (the process died,
+        or the power went before that commit reached the disk): the node co-signed it, so
+        it happened. Recorded once (keyed by its transaction id)."""
+        transition = state["transition"]
+        if int(transition["type"]) == _SEND and transition.get("tx_id"):
+            self.store.put_transfer(
+                str(transition["tx_id"]),
+                direction="out",
+                asset=str(state["asset"]),
+                amount=str(transition["amount"]),
+                counterparty=str(transition["account_id"]),
+            )
 
     async def _onchain_done(self, row: Mapping[str, Any]) -> bool:
         data = await self.hub.get_channel_data(row["channel_id"])

@@ -127,6 +127,7 @@ class V1Store:
     ) -> None:
         self.path = Path(path)
         self._depth = 0
+        self._durable = True  # the connection's synchronous setting is FULL
         self._conn = self._open()
         self._claim("wallet", validate_address(wallet, field="wallet") if wallet else None)
         self._claim("chain_id", str(chain_id) if chain_id is not None else None)
@@ -178,8 +179,15 @@ class V1Store:
         return f"V1Store(path={str(self.path)!r})"
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic, fsynced write (nested uses join the outer one)."""
+    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One atomic write (nested uses join the outer one).
+
+        ``durable=True`` (the default) fsyncs the commit (``synchronous=FULL``): it survives
+        a power cut. ``durable=False`` (``NORMAL``) survives a killed process, not a power
+        cut, until the next durable commit, whose fsync of the write-ahead log covers it
+        too; it is for what the node can give back (its signature on a state we signed
+        and wrote durably first, and the transfer line :meth:`recover` rebuilds from them).
+        """
         if self._depth:
             self._depth += 1
             try:
@@ -187,6 +195,9 @@ class V1Store:
             finally:
                 self._depth -= 1
             return
+        if durable != self._durable:
+            self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._durable = durable
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
