@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["TARGETS", "percentile", "render_table", "summarize"]
@@ -328,6 +328,11 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _pair(s: Mapping[str, Any], first: str, second: str, unit: str, digits: int = 0) -> str:
+    """Two figures of one row, ``first | second`` (client | server, p50 | p99 ...)."""
+    return _fmt(s.get(first), unit, digits) + " | " + _fmt(s.get(second), unit, digits)
+
+
 def _fmt(value: Any, unit: str = "", digits: int = 0) -> str:
     if value is None:
         return "-"
@@ -401,9 +406,12 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     )
     row(
         "  CPU/transfer client | sandbox",
-        _fmt(s.get("provider_transfer_sequential_client_cpu_us"), "us")
-        + " | "
-        + _fmt(s.get("provider_transfer_sequential_server_cpu_us"), "us"),
+        _pair(
+            s,
+            "provider_transfer_sequential_client_cpu_us",
+            "provider_transfer_sequential_server_cpu_us",
+            "us",
+        ),
     )
     row(
         f"ChannelProvider.transfer, {s.get('provider_window') or '-'} in flight [{pmode}]",
@@ -414,16 +422,19 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     )
     row(
         "  CPU/transfer client | sandbox",
-        _fmt(s.get("provider_transfer_concurrent_client_cpu_us"), "us")
-        + " | "
-        + _fmt(s.get("provider_transfer_concurrent_server_cpu_us"), "us"),
+        _pair(
+            s,
+            "provider_transfer_concurrent_client_cpu_us",
+            "provider_transfer_concurrent_server_cpu_us",
+            "us",
+        ),
     )
     floor_cpu = "floor " + _fmt(s.get("floor_transfer_cpu_us"), "us")
     row(
         "  CPU/transfer total, seq | in flight",
-        _fmt(s.get("provider_transfer_sequential_cpu_us"), "us")
-        + " | "
-        + _fmt(s.get("provider_transfer_concurrent_cpu_us"), "us"),
+        _pair(
+            s, "provider_transfer_sequential_cpu_us", "provider_transfer_concurrent_cpu_us", "us"
+        ),
         floor_cpu,
     )
     row(
@@ -447,15 +458,22 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     )
     row(
         "  latency p50 | p99",
-        _fmt(s.get("v1_provider_transfer_sequential_p50_ms"), "ms", 3)
-        + " | "
-        + _fmt(s.get("v1_provider_transfer_sequential_p99_ms"), "ms", 3),
+        _pair(
+            s,
+            "v1_provider_transfer_sequential_p50_ms",
+            "v1_provider_transfer_sequential_p99_ms",
+            "ms",
+            3,
+        ),
     )
     row(
         "  CPU/transfer client | node",
-        _fmt(s.get("v1_provider_transfer_sequential_client_cpu_us"), "us")
-        + " | "
-        + _fmt(s.get("v1_provider_transfer_sequential_server_cpu_us"), "us"),
+        _pair(
+            s,
+            "v1_provider_transfer_sequential_client_cpu_us",
+            "v1_provider_transfer_sequential_server_cpu_us",
+            "us",
+        ),
         floor_cpu,
         _fmt(s.get("v1_provider_cpu_per_transfer_ratio"), "x", 2),
         "v1_provider_cpu_per_transfer_ratio",
@@ -467,9 +485,12 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     )
     row(
         "  CPU/transfer client | node",
-        _fmt(s.get("v1_provider_transfer_concurrent_client_cpu_us"), "us")
-        + " | "
-        + _fmt(s.get("v1_provider_transfer_concurrent_server_cpu_us"), "us"),
+        _pair(
+            s,
+            "v1_provider_transfer_concurrent_client_cpu_us",
+            "v1_provider_transfer_concurrent_server_cpu_us",
+            "us",
+        ),
         floor_cpu,
         _fmt(s.get("v1_provider_cpu_per_transfer_ratio_concurrent"), "x", 2),
         "v1_provider_cpu_per_transfer_ratio_concurrent",
@@ -497,9 +518,7 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     row("  latency p99.9", _fmt(s.get("transfer_sequential_p999_ms"), "ms", 3))
     row(
         "  CPU/transfer client | relay",
-        _fmt(s.get("transfer_sequential_client_cpu_us"), "us")
-        + " | "
-        + _fmt(s.get("transfer_sequential_relay_cpu_us"), "us"),
+        _pair(s, "transfer_sequential_client_cpu_us", "transfer_sequential_relay_cpu_us", "us"),
     )
     row(
         f"relay pipelined (lean client) w={window} [{mode}]",
@@ -510,9 +529,7 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     row("  best sample", _fmt(s.get("transfer_pipelined_best_tps"), "/s"))
     row(
         "  CPU/transfer client | relay",
-        _fmt(s.get("transfer_pipelined_client_cpu_us"), "us")
-        + " | "
-        + _fmt(s.get("transfer_pipelined_relay_cpu_us"), "us"),
+        _pair(s, "transfer_pipelined_client_cpu_us", "transfer_pipelined_relay_cpu_us", "us"),
         "floor "
         + _fmt(
             s.get("floor_sign_us", 0)
@@ -529,9 +546,7 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         )
         if s.get("floor_sign_us") is not None
         else "",
-        _fmt(s.get("cost_ratio_to_floor_client"), "x", 2)
-        + " | "
-        + _fmt(s.get("cost_ratio_to_floor_relay"), "x", 2),
+        _pair(s, "cost_ratio_to_floor_client", "cost_ratio_to_floor_relay", "x", 2),
     )
     row(
         "  CPU/transfer total (cost ratio)",
@@ -543,9 +558,7 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     if s.get("transfer_library_sequential_tps") is not None:
         row(
             "RelayClient (library) seq | pipelined",
-            _fmt(s.get("transfer_library_sequential_tps"), "/s")
-            + " | "
-            + _fmt(s.get("transfer_library_pipelined_tps"), "/s"),
+            _pair(s, "transfer_library_sequential_tps", "transfer_library_pipelined_tps", "/s"),
             "p50 "
             + _fmt(s.get("transfer_library_sequential_p50_ms"), "ms", 3)
             + " p99 "
@@ -553,9 +566,12 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         )
         row(
             "  CPU/transfer client | relay (pipe)",
-            _fmt(s.get("transfer_library_pipelined_client_cpu_us"), "us")
-            + " | "
-            + _fmt(s.get("transfer_library_pipelined_relay_cpu_us"), "us"),
+            _pair(
+                s,
+                "transfer_library_pipelined_client_cpu_us",
+                "transfer_library_pipelined_relay_cpu_us",
+                "us",
+            ),
         )
     other_modes(mode, "reference: lean client", "transfer", "pipelined", "pipelined")
     row(
@@ -626,15 +642,11 @@ def render_table(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     )
     row(
         "  make lab flags | notebook 03 first cell",
-        _fmt(s.get("sandbox_start_process_lab_s"), "s", 2)
-        + " | "
-        + _fmt(s.get("notebook_first_cell_s"), "s", 2),
+        _pair(s, "sandbox_start_process_lab_s", "notebook_first_cell_s", "s", 2),
     )
     row(
         "  in-process LocalSandbox().start() cold | warm",
-        _fmt(s.get("sandbox_startup_s"), "s", 2)
-        + " | "
-        + _fmt(s.get("sandbox_startup_warm_s"), "s", 2),
+        _pair(s, "sandbox_startup_s", "sandbox_startup_warm_s", "s", 2),
     )
     row("import settlement_widgets", _fmt(s.get("import_s"), "s", 3), "", "", "import_s")
     for name, nb in (s.get("notebooks") or {}).items():

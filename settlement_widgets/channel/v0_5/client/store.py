@@ -41,13 +41,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ....addresses import validate_address
 from ....errors import ConfigurationError, StorageError
 from ...store_path import default_store_path
+from ...store_transactions import StoreTransactions
 from .store_history import HistoryRows, TransferRows
 from .store_ops import OperationRows
 from .store_rows import ChannelRows, SessionRows, StateRows, TxRows
@@ -78,6 +78,7 @@ __all__ = [
 
 
 class ChannelStore(
+    StoreTransactions,
     ChannelRows,
     StateRows,
     TxRows,
@@ -186,48 +187,8 @@ class ChannelStore(
     def __repr__(self) -> str:
         return f"ChannelStore(path={str(self.path)!r})"
 
-    @contextlib.contextmanager
-    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
-        """One atomic write (nested uses join the outer transaction).
-
-        ``durable=True`` (the default) fsyncs the commit (``synchronous=FULL``): it survives
-        a power cut. ``durable=False`` (``NORMAL``) survives a killed process but not a
-        power cut; it is used for transfer history only, whose truth is the relay's ledger
-        (an fsync costs milliseconds, which would dominate an off-chain transfer).
-        """
-        if self._depth:
-            self._depth += 1
-            try:
-                yield self._conn
-            finally:
-                self._depth -= 1
-            return
-        if durable != self._durable:
-            self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-            self._durable = durable
-        try:
-            self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise self._storage_error(exc, "start a write") from exc
-        self._depth = 1
-        try:
-            yield self._conn
-        except BaseException as exc:
-            self._depth = 0
-            self._channel_cache.clear()
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise self._storage_error(exc, "write") from exc
-            raise
-        self._depth = 0
-        try:
-            self._conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._channel_cache.clear()
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            raise self._storage_error(exc, "commit") from exc
+    def _forget_cached(self) -> None:
+        self._channel_cache.clear()
 
     def _storage_error(self, exc: sqlite3.Error, doing: str) -> StorageError:
         """A ``sqlite3`` error as a :class:`StorageError` that says what to do."""

@@ -26,13 +26,14 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from ....addresses import validate_address
 from ....errors import ConfigurationError, StorageError
+from ...store_transactions import StoreTransactions
 
 __all__ = ["SCHEMA_VERSION", "StoredTransfer", "V1Store"]
 
@@ -113,7 +114,7 @@ class StoredTransfer:
     created_at: float
 
 
-class V1Store:
+class V1Store(StoreTransactions):
     """The v1 client's SQLite store at ``path`` (created with mode 0600)."""
 
     def __init__(
@@ -126,8 +127,6 @@ class V1Store:
         chain_instance: str | None = None,
     ) -> None:
         self.path = Path(path)
-        self._depth = 0
-        self._durable = True  # the connection's synchronous setting is FULL
         self._conn = self._open()
         self._claim("wallet", validate_address(wallet, field="wallet") if wallet else None)
         self._claim("chain_id", str(chain_id) if chain_id is not None else None)
@@ -178,56 +177,14 @@ class V1Store:
     def __repr__(self) -> str:
         return f"V1Store(path={str(self.path)!r})"
 
-    @contextlib.contextmanager
-    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
-        """One atomic write (nested uses join the outer one).
-
-        ``durable=True`` (the default) fsyncs the commit (``synchronous=FULL``): it survives
-        a power cut. ``durable=False`` (``NORMAL``) survives a killed process, not a power
-        cut, until the next durable commit, whose fsync of the write-ahead log covers it
-        too; it is for what the node can give back (its signature on a state we signed
-        and wrote durably first, and the transfer line :meth:`recover` rebuilds from them).
-        """
-        if self._depth:
-            self._depth += 1
-            try:
-                yield self._conn
-            finally:
-                self._depth -= 1
-            return
-        if durable != self._durable:
-            self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-            self._durable = durable
-        try:
-            self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise self._error(exc, "start a write") from exc
-        self._depth = 1
-        try:
-            yield self._conn
-        except BaseException as exc:
-            self._depth = 0
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise self._error(exc, "write") from exc
-            raise
-        self._depth = 0
-        try:
-            self._conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            raise self._error(exc, "commit") from exc
-
-    def _error(self, exc: sqlite3.Error, doing: str) -> StorageError:
+    def _storage_error(self, exc: sqlite3.Error, doing: str) -> StorageError:
         return StorageError(f"the v1 channel store {self.path} could not {doing}: {exc}")
 
     def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             return list(self._conn.execute(sql, args).fetchall())
         except sqlite3.Error as exc:
-            raise self._error(exc, "read") from exc
+            raise self._storage_error(exc, "read") from exc
 
     # --- meta ---------------------------------------------------------------------------
 
