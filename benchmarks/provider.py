@@ -2,10 +2,10 @@
 
 Both protocols: ``ChannelProvider`` (Nitrolite v0.5, the sandbox's relay) and
 ``ChannelProviderV1`` (Nitrolite v1, the sandbox's Nitronode, what Yellow's network runs
-today). The v1 node's per-connection rate limit (10 requests/s, as the real node's) would
-measure the limiter, not the work: the sandbox process gets the real node's variables
-(``NITRONODE_RATE_LIMIT_PER_SEC``/``_BURST``) set far above what a run sends, and the client
-sends unpaced.
+today). The v1 node's per-connection limits (10 requests/s and a byte rate, as the real
+node's) would measure the limiter, not the work: the sandbox process gets the real node's
+variables (``NITRONODE_RATE_LIMIT_PER_SEC``/``_BURST``, ``NITRONODE_WS_BYTES_PER_SEC``/
+``_BURST``) set far above what a run sends, and the client sends unpaced.
 
 The sandbox runs as ``python -m settlement_widgets.sandbox`` (chain, relay, faucet, HTTP), as
 it does beside a notebook or under the Jupyter server; this process is the user's kernel: a
@@ -33,7 +33,7 @@ from typing import Any
 
 from .procs import server_process
 
-__all__ = ["ProviderPhase", "ProviderRun", "provider_benchmark"]
+__all__ = ["ProviderPhase", "ProviderRun", "provider_benchmark", "unlimited_node_env"]
 
 
 @dataclass
@@ -127,7 +127,7 @@ async def provider_benchmark(
             "--protocol", protocol,
         ]  # fmt: skip
         if protocol == "v1":
-            env |= {"NITRONODE_RATE_LIMIT_PER_SEC": "1e9", "NITRONODE_RATE_LIMIT_BURST": "1e9"}
+            env |= unlimited_node_env()
         async with server_process(args, env=env, pin=pin) as sandbox:
             network = Network.from_json(sandbox.ready)
             previous = os.environ.get("SETTLEMENT_HOME")
@@ -180,6 +180,18 @@ async def provider_benchmark(
                 else:
                     os.environ["SETTLEMENT_HOME"] = previous
     return run
+
+
+def unlimited_node_env() -> dict[str, str]:
+    """The Nitronode's rate variables (requests and bytes per connection) far above what a
+    run sends; a frame's size limit stays as it is."""
+    from settlement_widgets.channel.v1.node.config import RATE_LIMIT_ENV
+
+    return {
+        var: "1e9"
+        for name, var in RATE_LIMIT_ENV.items()
+        if name != "ws_max_message_size"  # a frame's size, not a rate
+    }
 
 
 def _provider(network: Any, wallet: Any) -> tuple[Any, str]:

@@ -114,3 +114,14 @@ def test_a_target_met_by_the_fsync_rule_names_the_rule_in_the_table() -> None:
         _status_of(table, "ChannelProvider.transfer, sequential")
         == "ok: within 1.5x of the fsync floor"
     )
+
+
+def test_the_v1_bench_lifts_every_rate_limit_of_the_node_and_no_size_limit() -> None:
+    """The v1 provider run measures the work, not the node's limiters: with one request per
+    transfer, the byte rate (not only the request rate) cut the full run's connection."""
+    from benchmarks.provider import unlimited_node_env
+    from settlement_widgets.channel.v1.node.config import RATE_LIMIT_ENV, rate_limits_from_env
+
+    limits = rate_limits_from_env(unlimited_node_env())
+    assert set(limits) == set(RATE_LIMIT_ENV) - {"ws_max_message_size"}
+    assert all(value >= 1e9 for value in limits.values())
