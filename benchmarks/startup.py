@@ -36,6 +36,7 @@ __all__ = [
     "SandboxStartTimes",
     "SandboxStartup",
     "import_time",
+    "notebook_command",
     "notebook_first_cell",
     "notebook_times",
     "sandbox_process_start",
@@ -118,6 +119,17 @@ class NotebookResult:
     summary: str
 
 
+def notebook_command(notebook: Path) -> list[str]:
+    """``make notebooks``' nbval run (the Makefile's ``NBVAL`` with ``--notebook-probes``:
+    our plugin, the sanitize rules, each notebook's checks) for one notebook."""
+    return [
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "-p", "tests.nbval.plugin", "--nbval", "--nbval-current-env",
+        "--nbval-sanitize-with", str(REPO / "tests" / "nbval" / "sanitize.cfg"),
+        "--notebook-probes", str(notebook),
+    ]  # fmt: skip
+
+
 async def notebook_times(
     folder: Path | None = None, timeout: float = 900.0
 ) -> list[NotebookResult]:
@@ -125,14 +137,7 @@ async def notebook_times(
     folder = folder or REPO / "notebooks"
     results: list[NotebookResult] = []
     for notebook in sorted(folder.glob("*.ipynb")):
-        args = [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "--nbval", "--nbval-current-env",
-        ]  # fmt: skip
-        sanitize = folder / "nbval_sanitize.cfg"
-        if sanitize.exists():
-            args += ["--nbval-sanitize-with", str(sanitize)]
-        args.append(str(notebook))
+        args = notebook_command(notebook)
         t0 = time.perf_counter()
         proc = await asyncio.create_subprocess_exec(
             *args,

@@ -125,3 +125,25 @@ def test_the_v1_bench_lifts_every_rate_limit_of_the_node_and_no_size_limit() -> 
     limits = rate_limits_from_env(unlimited_node_env())
     assert set(limits) == set(RATE_LIMIT_ENV) - {"ws_max_message_size"}
     assert all(value >= 1e9 for value in limits.values())
+
+
+def test_the_bench_times_notebooks_with_make_notebooks_command() -> None:
+    """The bench's nbval run is the Makefile's (a sanitize file that moved made every
+    notebook fail in the bench, not in make test): every flag of ``NBVAL`` and the probes,
+    with files that exist."""
+    import re
+    import shlex
+
+    from benchmarks.startup import REPO, notebook_command
+
+    makefile = (REPO / "Makefile").read_text()
+    nbval = re.search(r"^NBVAL := (.*?[^\\])$", makefile, re.MULTILINE | re.DOTALL)
+    assert nbval is not None
+    flags = shlex.split(nbval.group(1).replace("\\\n", " "))
+    flags = flags[flags.index("pytest") + 1 :]
+    command = notebook_command(REPO / "notebooks" / "dashboard.ipynb")
+    for flag in flags:
+        assert flag in command or str(REPO / flag) in command, flag
+    assert "--notebook-probes" in command
+    sanitize = command[command.index("--nbval-sanitize-with") + 1]
+    assert (REPO / sanitize).is_file()
