@@ -19,21 +19,16 @@ import httpx
 import pytest
 
 from settlement_widgets.methods import settlement_config
-from settlement_widgets.networks import Network, local
+from settlement_widgets.networks import Network
+from tests.fake_networks import fake_local
 
 STARTUP_TIMEOUT = 120.0  # importing jupyter_server takes seconds on a loaded 2-core box
 READY = re.compile(rb"serving the local settlement endpoint at http://127\.0\.0\.1:(\d+)/")
 
 
 def network(faucet_port: int) -> Network:
-    return local(
-        chain_id=31337,
-        custody="0x" + "11" * 20,
-        adjudicator="0x" + "22" * 20,
-        policy_hook="0x" + "33" * 20,
-        settlement_adapter="0x" + "44" * 20,
-        pool_manager="0x" + "55" * 20,
-        node_url="ws://127.0.0.1:9/ws",
+    return fake_local(
+        port=9,
         faucet_url=f"http://127.0.0.1:{faucet_port}/faucet/requestTokens",
         explorer_base="http://127.0.0.1:9/explorer",
     )

@@ -18,7 +18,7 @@ from settlement_widgets.dashboard.view import action_tooltip, counterparty
 from settlement_widgets.errors import SettlementValueError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.methods import network_label
-from settlement_widgets.networks import PROTOCOL_V1, SEPOLIA, SEPOLIA_V1, local
+from settlement_widgets.networks import PROTOCOL_V1, SEPOLIA, SEPOLIA_V1
 from settlement_widgets.wallet import WalletClient
 from settlement_widgets.widgets import (
     SelectorViewModel,
@@ -28,19 +28,10 @@ from settlement_widgets.widgets import (
     render_status_html,
 )
 from settlement_widgets.widgets.viewmodels import network_aggregator_source
+from tests.fake_networks import fake_local
 
 HUB = "0x" + "66" * 20
-LOCAL = local(
-    chain_id=31337,
-    custody="0x" + "11" * 20,
-    adjudicator="0x" + "22" * 20,
-    policy_hook="0x" + "33" * 20,
-    settlement_adapter="0x" + "44" * 20,
-    pool_manager="0x" + "55" * 20,
-    node_url="ws://127.0.0.1:1/ws",
-    faucet_url="http://127.0.0.1:1/faucet/requestTokens",
-    explorer_base="http://127.0.0.1:8899/explorer",
-)
+LOCAL = fake_local()
 LOCAL_V1 = replace(LOCAL, contracts=replace(LOCAL.contracts, channel_hub=HUB), protocol=PROTOCOL_V1)
 #: the sandbox with the aggregator's second chain and its route server (as ``--aggregator``)
 LOCAL_AGG = replace(

@@ -16,7 +16,7 @@ from settlement_widgets.compare import parse_comparison
 from settlement_widgets.dashboard import SettlementDashboard
 from settlement_widgets.errors import SettlementValueError
 from settlement_widgets.keys import PrivateKey
-from settlement_widgets.networks import SEPOLIA, local
+from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.wallet import WalletClient
 from settlement_widgets.widgets import SettlementSelector
 from settlement_widgets.widgets.measured import (
@@ -30,18 +30,9 @@ from settlement_widgets.widgets.measured import (
 )
 from settlement_widgets.widgets.render import render_card_html, render_selector_html
 from tests.comparison_sample import sample_comparison, sample_run
+from tests.fake_networks import fake_local
 
-LOCAL = local(
-    chain_id=31337,
-    custody="0x" + "11" * 20,
-    adjudicator="0x" + "22" * 20,
-    policy_hook="0x" + "33" * 20,
-    settlement_adapter="0x" + "44" * 20,
-    pool_manager="0x" + "55" * 20,
-    node_url="ws://127.0.0.1:9/ws",
-    faucet_url="http://127.0.0.1:9/faucet/requestTokens",
-    explorer_base="http://127.0.0.1:9/explorer",
-)
+LOCAL = fake_local(port=9, explorer_base="http://127.0.0.1:9/explorer")
 HOSTILE = '<script>alert(1)</script>"onmouseover="x'
 
 

@@ -11,7 +11,7 @@ from html_probe import assert_inert, parse
 
 from settlement_widgets.errors import SettlementValueError, UnknownOptionError
 from settlement_widgets.methods import SETTLEMENT_OPTIONS
-from settlement_widgets.networks import SEPOLIA, local
+from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.widgets import (
     SelectorViewModel,
     StatusProps,
@@ -31,6 +31,7 @@ from settlement_widgets.widgets.viewmodels import (
     aggregator_source,
     card_pill,
 )
+from tests.fake_networks import fake_local
 
 CHANNEL_ID = "0x" + "ab" * 32
 STATE_HASH = "0x" + "12" * 32
@@ -54,17 +55,7 @@ STRING_PROPS = [
     "settlement_tx",
 ]
 
-LOCAL = local(
-    chain_id=31337,
-    custody="0x" + "11" * 20,
-    adjudicator="0x" + "22" * 20,
-    policy_hook="0x" + "33" * 20,
-    settlement_adapter="0x" + "44" * 20,
-    pool_manager="0x" + "55" * 20,
-    node_url="ws://127.0.0.1:1/ws",
-    faucet_url="http://127.0.0.1:1/faucet/requestTokens",
-    explorer_base="http://127.0.0.1:8899/explorer",
-)
+LOCAL = fake_local()
 
 
 def status_html(network=SEPOLIA, **props) -> str:

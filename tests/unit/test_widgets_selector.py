@@ -11,8 +11,9 @@ import pytest
 from html_probe import assert_inert, parse
 
 from settlement_widgets.errors import SettlementValueError, UnknownOptionError
-from settlement_widgets.networks import SEPOLIA, local
+from settlement_widgets.networks import SEPOLIA
 from settlement_widgets.widgets import SettlementSelector
+from tests.fake_networks import fake_local
 
 C = SEPOLIA.contracts
 
@@ -213,17 +214,7 @@ def test_network_none_falls_back_to_sepolia_without_a_sandbox(
 def test_network_none_uses_the_sandbox_profile_when_present(
     monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
-    net = local(
-        chain_id=31337,
-        custody="0x" + "11" * 20,
-        adjudicator="0x" + "22" * 20,
-        policy_hook="0x" + "33" * 20,
-        settlement_adapter="0x" + "44" * 20,
-        pool_manager="0x" + "55" * 20,
-        node_url="ws://127.0.0.1:1/ws",
-        faucet_url="http://127.0.0.1:1/faucet/requestTokens",
-        explorer_base="http://127.0.0.1:8899/explorer",
-    )
+    net = fake_local()
     profile = tmp_path / "profile.json"
     profile.write_text(json.dumps(net.to_json()))
     monkeypatch.delenv("SETTLEMENT_NETWORK", raising=False)
