@@ -13,10 +13,8 @@ import json
 import os
 import re
 import secrets
-import signal
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +24,8 @@ from typing import Any
 import httpx
 import pytest
 from tornado.websocket import websocket_connect
+
+from tests.server_banner import process_until_banner
 
 BASE = "/user/ada/"
 
@@ -55,53 +55,23 @@ def jupyter_server(tmp: Path, home: Path) -> Iterator[Server]:
         "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
         "JUPYTER_CONFIG_DIR": str(tmp / "config"),
     }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter_server",
-            "--no-browser",
-            "--allow-root",
-            "--ServerApp.ip=127.0.0.1",
-            "--ServerApp.port=0",
-            "--ServerApp.port_retries=0",
-            f"--ServerApp.base_url={BASE}",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={tmp}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-        start_new_session=True,
-    )
-    log: list[str] = []
-    ready = threading.Event()
-    found: dict[str, str] = {}
-
-    def read() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            log.append(line)
-            m = re.search(r"(http://127\.0\.0\.1:\d+)" + re.escape(BASE), line)
-            if m and not ready.is_set():
-                found["origin"] = m.group(1)
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    try:
-        assert ready.wait(90) and "origin" in found, "server did not start:\n" + "".join(log)
-        origin = found["origin"]
-        yield Server(origin + BASE, origin, token, proc, log)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+    args = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port=0",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.base_url={BASE}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={tmp}",
+    ]
+    banner = re.compile(r"(http://127\.0\.0\.1:\d+)" + re.escape(BASE))
+    with process_until_banner(args, env, banner, what="server") as started:
+        origin = started.match.group(1)
+        yield Server(origin + BASE, origin, token, started.proc, started.log)
 
 
 async def run_in_kernel(server: Server, kernel_id: str, code: str) -> str:

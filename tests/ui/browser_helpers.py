@@ -21,10 +21,7 @@ import json
 import os
 import re
 import secrets
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +30,8 @@ from pathlib import Path
 import httpx
 import nbformat
 from playwright.sync_api import Page
+
+from tests.server_banner import process_until_banner
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -122,71 +121,41 @@ def start_lab(
         "JUPYTER_CONFIG_DIR": str(tmp / "config"),
         **env,
     }
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("jupyter")),
-            "lab",
-            "--no-browser",
-            "--allow-root",
-            "--ServerApp.ip=127.0.0.1",
-            "--ServerApp.port=0",
-            "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-            f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
-            *extra_args,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=child_env,
-        start_new_session=True,
-        text=True,
-    )
-    log: list[str] = []
-    ready = threading.Event()
-    found: dict[str, str] = {}
-
-    def read_log() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            log.append(line)
-            m = re.search(r"(http://127\.0\.0\.1:\d+)(/\S*?)?/?lab\?token=", line)
-            if m and not ready.is_set():
-                found["url"] = m.group(1)
-                found["base"] = (m.group(2) or "").rstrip("/") + "/"
-                ready.set()
-        ready.set()  # the process ended: stop waiting
-
-    threading.Thread(target=read_log, daemon=True).start()
-    try:
-        assert ready.wait(90) and "url" in found, "JupyterLab did not start:\n" + "".join(log)
+    args = [
+        str(Path(sys.executable).with_name("jupyter")),
+        "lab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port=0",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+        f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+        *extra_args,
+    ]
+    banner = re.compile(r"(http://127\.0\.0\.1:\d+)(/\S*?)?/?lab\?token=")
+    with process_until_banner(args, child_env, banner, what="JupyterLab") as started:
+        proc, log = started.proc, started.log
+        url = started.match.group(1)
+        base = (started.match.group(2) or "").rstrip("/") + "/"
         # the banner can come a moment before the port answers on a loaded machine; a server
         # that exited instead fails here with its log
         deadline = time.monotonic() + 60
         while True:
             try:
-                r = httpx.get(
-                    f"{found['url']}{found['base']}api/status", params={"token": token}, timeout=10
-                )
+                r = httpx.get(f"{url}{base}api/status", params={"token": token}, timeout=10)
                 break
             except httpx.TransportError:
                 alive = proc.poll() is None
                 assert alive and time.monotonic() < deadline, (
-                    f"JupyterLab at {found['url']} did not answer "
+                    f"JupyterLab at {url} did not answer "
                     f"({'running' if alive else f'exited {proc.returncode}'}):\n" + "".join(log)
                 )
                 time.sleep(0.2)  # polling an external process's port: nothing to await on
         assert r.status_code == 200
-        yield Lab(found["url"], token, root, log, found["base"])
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        yield Lab(url, token, root, log, base)
 
 
 class LoopbackPage:
