@@ -37,6 +37,7 @@ def process_until_banner(
     *,
     what: str,
     timeout: float = 90,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> Iterator[Started]:
     """Run ``args`` until ``banner`` matches a line of its stderr; a process that exits or
     stays silent for ``timeout`` seconds fails the test with its log."""
@@ -45,6 +46,7 @@ def process_until_banner(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=dict(env),
+        cwd=cwd,
         text=True,
         start_new_session=True,
     )

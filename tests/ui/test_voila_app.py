@@ -19,7 +19,6 @@ server's kernel list and log, polled with deadlines; never on sleeps.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import time
@@ -41,6 +40,8 @@ from browser_helpers import (
 )
 from playwright.sync_api import Page, expect
 from traitlets.config import Config, PyFileConfigLoader
+
+from tests.server_banner import process_until_banner
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -258,9 +259,6 @@ def test_the_standalone_voila_command_in_the_text_serves_the_app(
     leaves loopback (stock ``voila notebooks/dashboard.ipynb`` shows the notes and asks a
     CDN for Font Awesome)."""
     import os
-    import signal
-    import subprocess
-    import threading
 
     command = _standalone_command()
     assert "JUPYTER_CONFIG_PATH=jupyter-app/etc/jupyter" in command  # the app's config ...
@@ -278,30 +276,11 @@ def test_the_standalone_voila_command_in_the_text_serves_the_app(
         SETTLEMENT_HOME=str(tmp_path / "home"),
         SETTLEMENT_NETWORK="local",
     )
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    log: list[str] = []
-    ready = threading.Event()
-
-    def read_log() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            log.append(line)
-            if f"http://127.0.0.1:{port}/" in line:
-                ready.set()
-        ready.set()  # the process ended: stop waiting
-
-    threading.Thread(target=read_log, daemon=True).start()
+    banner = re.compile(re.escape(f"http://127.0.0.1:{port}/"))
     page = loopback_page.page
-    try:
-        assert ready.wait(90) and proc.poll() is None, "Voila did not start:\n" + "".join(log)
+    with process_until_banner(["bash", "-c", command], env, banner, what="Voila", cwd=ROOT) as app:
+        proc, log = app.proc, app.log
+        assert proc.poll() is None, "Voila did not start:\n" + "".join(log)
         page.set_default_timeout(T)
         page.goto(f"http://127.0.0.1:{port}/")
         expect(page.locator(".sw-dashboard .sw-selector")).to_be_visible()
@@ -323,11 +302,3 @@ def test_the_standalone_voila_command_in_the_text_serves_the_app(
             shipped.cull_idle_timeout,
             shipped.cull_interval,
         )
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
