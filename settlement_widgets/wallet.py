@@ -111,9 +111,9 @@ class WalletClient(Signer):
 
     def sign_message_now(self, message: bytes) -> str:
         """:meth:`sign_message` without awaiting."""
-        from eth_hash.auto import keccak
+        from ._keccak import keccak256
 
-        digest = keccak(b"\x19Ethereum Signed Message:\n" + str(len(message)).encode() + message)
+        digest = keccak256(b"\x19Ethereum Signed Message:\n" + str(len(message)).encode() + message)
         return self.sign_hash(digest)
 
     # --- transactions -------------------------------------------------------------------

@@ -74,3 +74,59 @@ def test_the_same_type_reused_keeps_its_rules() -> None:
             abi_encode(["ufixed"], [1])
         with pytest.raises(SettlementValueError, match="2 types but 1 values"):
             abi_encode(["uint8", "uint8"], [1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    uint64,
+    st.sampled_from([1, 10, 11, 30, 200]),
+    st.integers(0, 18),
+    st.integers(0, 2**255 - 1),
+    st.integers(-(2**255) + 1, 2**255 - 1),
+    st.binary(min_size=32, max_size=32),
+    addresses,
+)
+def test_the_packed_state_is_the_generic_encoding(
+    version, kind, decimals, balance, flow, channel, token
+) -> None:
+    """``pack_state`` lays out its words directly; the bytes are the generic encoder's."""
+    from settlement_widgets.channel.v1.core.decimals import from_units
+    from settlement_widgets.channel.v1.core.state import (
+        ledger_tuple,
+        pack_state,
+        transition_metadata_hash,
+    )
+    from settlement_widgets.channel.v1.core.transitions import transition_to_intent
+
+    def text(units: int) -> str:
+        return format(from_units(units, decimals), "f")
+
+    ledger = {
+        "blockchain_id": "31337",
+        "token_address": token,
+        "user_balance": text(balance),
+        "user_net_flow": text(flow),
+        "node_balance": text(balance // 3),
+        "node_net_flow": text(-flow),
+    }
+    state = {
+        "home_channel_id": "0x" + channel.hex(),
+        "version": str(version),
+        "transition": {"type": kind, "tx_id": "0x" + "ab" * 32, "account_id": "", "amount": "1"},
+        "home_ledger": ledger,
+    }
+
+    def lookup(chain: int, address: str) -> int:
+        return decimals
+
+    inner = abi_encode(
+        STATE,
+        [
+            version,
+            int(transition_to_intent(kind)),
+            transition_metadata_hash(state["transition"]),
+            ledger_tuple(ledger, lookup),
+            ledger_tuple(None, lookup),
+        ],
+    )
+    assert pack_state(state, lookup) == abi_encode(["bytes32", "bytes"], [channel, inner])

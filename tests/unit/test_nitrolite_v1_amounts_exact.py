@@ -203,3 +203,34 @@ def test_uint256_max_at_18_decimals_packs_bit_for_bit() -> None:
     state["home_ledger"]["user_balance"] = sdk_decimal_string(from_units(UINT256_MAX + 1, 18))
     with pytest.raises(InvalidAmountError, match="does not fit in a uint256"):
         _ledger_words(state, 18)
+
+
+plain_texts = st.from_regex(r"\A-?[0-9]{1,82}(\.[0-9]{0,22})?\Z", fullmatch=True)
+other_texts = st.one_of(
+    st.from_regex(r"\A[ +-]?[0-9]{0,4}(\.[0-9]{0,4})?([eE][+-]?[0-9]{1,3})?\s?\Z", fullmatch=True),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=st.one_of(plain_texts, other_texts), decimals=decimals_0_18)
+def test_plain_text_takes_a_shortcut_that_agrees_with_the_exact_route(
+    text: str, decimals: int
+) -> None:
+    """``to_units`` reads plain decimal text with integer arithmetic and leaves everything
+    else (exponents, signs, spaces, other digits, too many places, too large) to the
+    ``Decimal`` route: the two agree on every value, and a refusal is the exact route's."""
+    from settlement_widgets.channel.v1.core.decimals import _exact_units, _plain_units
+
+    try:
+        expected: int | str = _exact_units(text, decimals)
+    except InvalidAmountError as exc:
+        expected = str(exc)
+    shortcut = _plain_units(text, decimals)
+    if shortcut is not None:
+        assert shortcut == expected
+    try:
+        got: int | str = to_units(text, decimals)
+    except InvalidAmountError as exc:
+        got = str(exc)
+    assert got == expected

@@ -18,7 +18,7 @@ from typing import Any
 from ....addresses import validate_address
 from ....errors import SettlementValueError
 
-__all__ = ["abi_encode"]
+__all__ = ["abi_encode", "address_word", "int_word"]
 
 
 _ARRAY_SUFFIX = re.compile(r"^(.*)\[(\d*)\]$")
@@ -83,6 +83,16 @@ def _encode_sequence(sequence: _Sequence, values: Sequence[Any]) -> bytes:
         else:
             heads.append(encoded)
     return b"".join(heads) + b"".join(tails)
+
+
+def int_word(value: int, signed: bool, bits: int) -> bytes:
+    """One ``uintN``/``intN`` word (two's complement), refusing a value that does not fit."""
+    return _int_word(value, signed, bits)
+
+
+def address_word(address: str) -> bytes:
+    """One ``address`` word (any case; validated)."""
+    return bytes(12) + bytes.fromhex(validate_address(address)[2:])
 
 
 def _int_word(value: int, signed: bool, bits: int) -> bytes:

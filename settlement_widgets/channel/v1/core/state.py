@@ -33,7 +33,7 @@ from ....errors import (
     SettlementValueError,
 )
 from ....keys import PrivateKey
-from .abi import abi_encode
+from .abi import abi_encode, address_word, int_word
 from .decimals import sdk_decimal_string, to_units
 from .transitions import encode_transition, transition_to_intent
 from .vector_case import VectorCase, known_answer_fields
@@ -235,20 +235,38 @@ def state_signing_data(state: Mapping[str, Any], decimals: TokenDecimals) -> byt
     if not isinstance(home, Mapping):
         raise InvalidStateError("state.home_ledger is missing")
     try:
-        return abi_encode(
-            ["uint64", "uint8", "bytes32", LEDGER_TYPE, LEDGER_TYPE],
-            [
-                _uint(state.get("version"), field="state.version"),
-                int(transition_to_intent(transition.get("type", -1))),
+        # abi.encode of static types only: the words one after another (the same bytes as
+        # abi_encode over [uint64, uint8, bytes32, LEDGER_TYPE, LEDGER_TYPE], which the
+        # tests hold it to); every state is packed by the wallet and again by the node
+        return b"".join(
+            (
+                int_word(_uint(state.get("version"), field="state.version"), False, 64),
+                int_word(int(transition_to_intent(transition.get("type", -1))), False, 8),
                 transition_metadata_hash(transition),
-                ledger_tuple(home, decimals),
-                ledger_tuple(state.get("escrow_ledger"), decimals),
-            ],
+                _ledger_words(ledger_tuple(home, decimals)),
+                _ledger_words(ledger_tuple(state.get("escrow_ledger"), decimals)),
+            )
         )
     except (InvalidStateError, InvalidAmountError):
         raise
     except SettlementValueError as exc:
         raise InvalidStateError(f"state cannot be packed: {exc}") from None
+
+
+def _ledger_words(ledger: tuple[Any, ...]) -> bytes:
+    """``abi.encode`` of one :data:`LEDGER_TYPE` tuple (seven static words)."""
+    chain_id, token, token_decimals, user_balance, user_flow, node_balance, node_flow = ledger
+    return b"".join(
+        (
+            int_word(chain_id, False, 64),
+            address_word(token),
+            int_word(token_decimals, False, 8),
+            int_word(user_balance, False, 256),
+            int_word(user_flow, True, 256),
+            int_word(node_balance, False, 256),
+            int_word(node_flow, True, 256),
+        )
+    )
 
 
 def _channel_id(state: Mapping[str, Any]) -> bytes:
@@ -263,9 +281,10 @@ def _channel_id(state: Mapping[str, Any]) -> bytes:
 
 def pack_state(state: Mapping[str, Any], decimals: TokenDecimals) -> bytes:
     """The message every channel signature covers: ``abi.encode(bytes32 id, bytes signingData)``."""
-    return abi_encode(
-        ["bytes32", "bytes"], [_channel_id(state), state_signing_data(state, decimals)]
-    )
+    channel_id, data = _channel_id(state), state_signing_data(state, decimals)
+    # the id word, the offset of the bytes (two words in), their length, then the data
+    # (17 words: already a multiple of 32, so no padding)
+    return channel_id + (64).to_bytes(32, "big") + len(data).to_bytes(32, "big") + data
 
 
 def pack_challenge_state(state: Mapping[str, Any], decimals: TokenDecimals) -> bytes:
