@@ -17,7 +17,16 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Started", "process_until_banner"]
+__all__ = ["LOOPBACK_SERVER_FLAGS", "Started", "process_until_banner"]
+
+#: a Jupyter server (or JupyterLab) on a free loopback port, no browser, root allowed (CI)
+LOOPBACK_SERVER_FLAGS = (
+    "--no-browser",
+    "--allow-root",
+    "--ServerApp.ip=127.0.0.1",
+    "--ServerApp.port=0",
+    "--ServerApp.port_retries=0",
+)
 
 
 @dataclass

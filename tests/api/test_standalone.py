@@ -18,6 +18,7 @@ import pytest
 
 from settlement_widgets.api.handlers import with_base_url
 from settlement_widgets.methods import settlement_config
+from tests.server_banner import LOOPBACK_SERVER_FLAGS
 
 STARTUP_TIMEOUT = 120.0  # importing jupyter_server takes seconds on a loaded 2-core box
 BIN = Path(sys.executable).parent
@@ -220,11 +221,7 @@ def test_plain_jupyter_server_serves_the_endpoint_under_its_base_url(
         [
             str(BIN / "jupyter"),
             "server",
-            "--no-browser",
-            "--allow-root",
-            "--ServerApp.ip=127.0.0.1",
-            "--ServerApp.port=0",
-            "--ServerApp.port_retries=0",
+            *LOOPBACK_SERVER_FLAGS,
             f"--IdentityProvider.token={token}",
             "--ServerApp.base_url=/hub/user/x/",
             f"--ServerApp.root_dir={root}",

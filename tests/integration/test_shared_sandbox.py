@@ -25,7 +25,7 @@ import httpx
 import pytest
 from tornado.websocket import websocket_connect
 
-from tests.server_banner import process_until_banner
+from tests.server_banner import LOOPBACK_SERVER_FLAGS, process_until_banner
 
 BASE = "/user/ada/"
 
@@ -59,11 +59,7 @@ def jupyter_server(tmp: Path, home: Path) -> Iterator[Server]:
         sys.executable,
         "-m",
         "jupyter_server",
-        "--no-browser",
-        "--allow-root",
-        "--ServerApp.ip=127.0.0.1",
-        "--ServerApp.port=0",
-        "--ServerApp.port_retries=0",
+        *LOOPBACK_SERVER_FLAGS,
         f"--ServerApp.base_url={BASE}",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={tmp}",

@@ -31,7 +31,7 @@ import httpx
 import nbformat
 from playwright.sync_api import Page
 
-from tests.server_banner import process_until_banner
+from tests.server_banner import LOOPBACK_SERVER_FLAGS, process_until_banner
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -124,11 +124,7 @@ def start_lab(
     args = [
         str(Path(sys.executable).with_name("jupyter")),
         "lab",
-        "--no-browser",
-        "--allow-root",
-        "--ServerApp.ip=127.0.0.1",
-        "--ServerApp.port=0",
-        "--ServerApp.port_retries=0",
+        *LOOPBACK_SERVER_FLAGS,
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
         f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
