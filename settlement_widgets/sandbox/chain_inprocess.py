@@ -55,10 +55,6 @@ def _make_inprocess_provider(tester: Any, chain_id: int) -> Any:
 
     latest: list[Any] = [None, None]  # [head hash, eth-tester's answer for "latest"]
 
-    def delegator_for(method: str) -> Any:
-        namespace, _, endpoint = method.partition("_")
-        return endpoints[namespace][endpoint]
-
     class _Provider(AsyncEthereumTesterProvider):
         def __init__(self) -> None:
             AsyncBaseProvider.__init__(self)  # the parent would build its own EthereumTester
@@ -68,18 +64,18 @@ def _make_inprocess_provider(tester: Any, chain_id: int) -> Any:
         async def make_request(self, method: Any, params: Any) -> Any:
             request_id = self._current_request_id
             self._current_request_id += 1
+            namespace, _, endpoint = str(method).partition("_")
+            delegator = endpoints.get(namespace, {}).get(endpoint)
+            if delegator is None:
+                return _rpc_error(request_id, -32601, f"Unknown RPC Endpoint: {method}")
             if method == "eth_getBlockByNumber" and list(params) in (["latest", False], ["latest"]):
                 # the Nitronode asks for the head on every request; eth-tester rebuilds and
                 # re-validates the whole block each time. The head is named by the pending
                 # block's parent hash, which mining, reverting and resuming all change.
                 head = tester.backend.chain.header.parent_hash
                 if latest[0] != head:
-                    latest[:] = [head, delegator_for(method)(tester, params)]
+                    latest[:] = [head, delegator(tester, params)]
                 return {"id": request_id, "jsonrpc": "2.0", "result": dict(latest[1])}
-            namespace, _, endpoint = str(method).partition("_")
-            delegator = endpoints.get(namespace, {}).get(endpoint)
-            if delegator is None:
-                return _rpc_error(request_id, -32601, f"Unknown RPC Endpoint: {method}")
             try:
                 result = delegator(tester, params)
             except TransactionFailed as exc:

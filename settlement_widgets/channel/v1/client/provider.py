@@ -118,13 +118,7 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
         it happened. Recorded once (keyed by its transaction id)."""
         transition = state["transition"]
         if int(transition["type"]) == _SEND and transition.get("tx_id"):
-            self.store.put_transfer(
-                str(transition["tx_id"]),
-                direction="out",
-                asset=str(state["asset"]),
-                amount=str(transition["amount"]),
-                counterparty=str(transition["account_id"]),
-            )
+            self._record_transfer(state, "out", str(transition["account_id"]))
 
     async def _onchain_done(self, row: Mapping[str, Any]) -> bool:
         data = await self.hub.get_channel_data(row["channel_id"])

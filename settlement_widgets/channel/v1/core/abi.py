@@ -85,17 +85,13 @@ def _encode_sequence(sequence: _Sequence, values: Sequence[Any]) -> bytes:
     return b"".join(heads) + b"".join(tails)
 
 
-def int_word(value: int, signed: bool, bits: int) -> bytes:
-    """One ``uintN``/``intN`` word (two's complement), refusing a value that does not fit."""
-    return _int_word(value, signed, bits)
-
-
 def address_word(address: str) -> bytes:
     """One ``address`` word (any case; validated)."""
     return bytes(12) + bytes.fromhex(validate_address(address)[2:])
 
 
-def _int_word(value: int, signed: bool, bits: int) -> bytes:
+def int_word(value: int, signed: bool, bits: int) -> bytes:
+    """One ``uintN``/``intN`` word (two's complement), refusing a value that does not fit."""
     low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise SettlementValueError(
@@ -114,9 +110,9 @@ def _compile(abi_type: str) -> _Type:
         dynamic = any(p.dynamic for p in sequence.parts)
         return _Type(dynamic, sequence.head_size, lambda v: _encode_sequence(sequence, list(v)))
     if abi_type == "address":
-        return _Type(False, 32, lambda v: bytes(12) + bytes.fromhex(validate_address(v)[2:]))
+        return _Type(False, 32, address_word)
     if abi_type == "bool":
-        return _Type(False, 32, lambda v: _int_word(int(bool(v)), False, 8))
+        return _Type(False, 32, lambda v: int_word(int(bool(v)), False, 8))
     if abi_type in ("bytes", "string"):
         return _Type(True, 32, _encode_bytes)
     if abi_type.startswith("bytes"):
@@ -132,7 +128,7 @@ def _compile(abi_type: str) -> _Type:
     if abi_type.startswith(("uint", "int")):
         signed = abi_type.startswith("int")
         bits = int(abi_type[3 if signed else 4 :] or 256)
-        return _Type(False, 32, lambda v: _int_word(v, signed, bits))
+        return _Type(False, 32, lambda v: int_word(v, signed, bits))
     raise SettlementValueError(f"abi: unsupported type {abi_type!r}")
 
 

@@ -379,10 +379,6 @@ class V1ClientCore(ClientQueries):
         spec = {"type": 30, "account_id": recipient, "amount": amount}
         return await self._advance(current, spec)
 
-    def is_open(self, state: Mapping[str, Any] | None) -> bool:
-        """Whether ``state`` belongs to a home channel that is not finalized."""
-        return self._is_open(state)
-
     async def acknowledge(self, asset: str) -> dict[str, Any]:
         """Co-sign the node-issued latest state (e.g. a received transfer), opening the
         channel if the wallet has none."""
