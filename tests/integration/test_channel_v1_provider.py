@@ -8,6 +8,7 @@ wallet's token balance.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -256,6 +257,63 @@ async def test_a_lost_reply_is_adopted_and_an_unsent_state_resubmitted(sb: Local
         assert [t.amount for t in third.transfers()] == [U // 4, U // 4]
     finally:
         await third.close()
+
+
+async def test_a_transfer_whose_unsynced_rows_a_power_cut_took_comes_back_from_the_node(
+    sb: LocalSandbox,
+) -> None:
+    """A transfer out is written unsynced (write-ahead and reply): the node fsynced it
+    before co-signing. A power cut may take those rows; the next transfer builds on the
+    node's latest and sync() gives the history line back: nothing acknowledged is lost.
+    Everything else the wallet signs (here a deposit) stays fsynced."""
+    kate, leo = await fresh_wallet(sb), await fresh_wallet(sb, tokens=0)
+    pk = await _provider(sb, kate)
+    store_path = pk.store.path
+    transaction = pk.store.transaction
+    channel = await pk.create_channel(pk.node_address, pk.asset, 3 * U)
+
+    def recording(*, durable: bool = True) -> Any:
+        if not pk.store._depth:  # a nested write joins the outer one's commit
+            durable_log.append(durable)
+        return transaction(durable=durable)
+
+    durable_log: list[bool] = []
+    pk.store.transaction = recording  # type: ignore[method-assign]
+    await pk.transfer(channel.id, U, leo.address)
+    assert durable_log == [False, False]  # write-ahead and reply: unsynced
+    durable_log.clear()
+    await pk.deposit(U, channel_id=channel.id)
+    assert durable_log[0] is True  # the deposit's write-ahead: fsynced
+    pk.store.transaction = transaction  # type: ignore[method-assign]
+    sent = await pk.transfer(channel.id, U // 2, leo.address)
+    lost = pk.store.latest_state(pk.asset)
+    assert lost is not None and lost["node_sig"]
+    await pk.close()
+
+    # the power cut: the last transfer's unsynced rows never reached the disk
+    with sqlite3.connect(store_path) as conn:
+        conn.execute(
+            "DELETE FROM states WHERE asset = ? AND version = ?", (pk.asset, int(lost["version"]))
+        )
+        conn.execute("DELETE FROM transfers WHERE tx_id = ?", (lost["transition"]["tx_id"],))
+    again = await _provider(sb, kate)
+    try:
+        held = again.store.latest_state(again.asset)
+        assert held is not None and int(held["version"]) == int(lost["version"]) - 1
+        await again.transfer(channel.id, 1, leo.address)  # the node is ahead: it builds on it
+        await again.sync()
+        lines = sorted((t.amount, t.direction, t.recipient) for t in again.transfers())
+        assert lines == sorted(
+            [(1, "out", leo.address), (U // 2, "out", leo.address), (U, "out", leo.address)]
+        )
+        assert sent.amount == U // 2
+        assert await again.balances() == {again.asset: 3 * U + U - U - U // 2 - 1}
+        mine = again.store.latest_state(again.asset)
+        node = await again.client.get_latest_state(kate.address, again.asset, False)
+        assert mine is not None and node is not None
+        assert (mine["version"], mine["node_sig"]) == (node["version"], node["node_sig"])
+    finally:
+        await again.close()
 
 
 async def test_a_cosigned_deposit_whose_transaction_never_went_out_is_sent(

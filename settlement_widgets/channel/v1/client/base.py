@@ -285,9 +285,19 @@ class ProviderV1Base:
 
     def _on_signed(self, state: Mapping[str, Any], definition: Mapping[str, Any] | None) -> None:
         """Runs between the wallet's signature and the request to the node (see
-        :attr:`~settlement_widgets.channel.v1.core.client_calls.V1ClientCore.on_signed`)."""
+        :attr:`~settlement_widgets.channel.v1.core.client_calls.V1ClientCore.on_signed`).
+
+        The write-ahead is fsynced for every state but a transfer out: that state only
+        lowers this wallet's balance, the node fsyncs it before it co-signs (so what the
+        user is told happened is durable there, as the v0.5 relay's ledger is for the v0.5
+        client), and a killed process keeps it anyway (WAL, ``synchronous=NORMAL``). A
+        power cut may take it: the store then holds the state before it, the next transfer
+        finds the node ahead and builds on the node's latest, and :meth:`sync` records the
+        transfer's history line from the node's. A channel's creation, deposits,
+        withdrawals, closes and acknowledgements of what we received stay fsynced."""
         self._last_signed = state
-        with self.store.transaction():
+        transfer_out = definition is None and int(state["transition"]["type"]) == _SEND
+        with self.store.transaction(durable=not transfer_out):
             self.store.put_state(state)
             if definition is not None:
                 self.store.put_channel(

@@ -37,10 +37,11 @@ class TransferOps(OnChainOps):
         async with self._op_lock:
             self._open_channel_id(channel_id)
             state = await self._transfer_state(recipient, display)
-            # the node's signature and the history line: one COMMIT, not fsynced. The state
-            # they complete was written and fsynced before it was sent (write-ahead); after
-            # a power cut, recover() takes the signature back from the node and rebuilds the
-            # line, and the next signed state's fsync covers this commit anyway
+            # the node's signature and the history line: one COMMIT, not fsynced, as the
+            # write-ahead before it (ProviderV1Base._on_signed): the node fsynced the state
+            # before it co-signed, so a transfer acknowledged here is durable there; a
+            # killed process keeps both commits, and what a power cut takes sync() gives
+            # back (the node's latest state and the history line)
             with self.store.transaction(durable=False):
                 self.store.put_state(state)
                 transfer = self._record_transfer(state, "out", recipient)
@@ -118,25 +119,32 @@ class TransferOps(OnChainOps):
         return [self._public_transfer(r) for r in self.store.transfers()]
 
     async def sync(self) -> dict[str, Any] | None:
-        """Read what the node holds for us (v1 nodes push nothing): transfers received since
-        the last sync are recorded once each (the node's history, keyed by its transaction
-        id), and a node-issued latest state (a receive, a release) is acknowledged
-        (co-signed) when we hold a channel, so the channel's latest co-signed state includes
-        it. Returns the latest state."""
+        """Read what the node holds for us (v1 nodes push nothing): transfers since the last
+        sync are recorded once each (the node's history, keyed by its transaction id):
+        received ones, and sent ones this store does not have (another client of the same
+        wallet, or a transfer whose unsynced rows a power cut took, see :meth:`transfer`);
+        a node-issued latest state (a receive, a release) is acknowledged (co-signed) when
+        we hold a channel, so the channel's latest co-signed state includes it. Returns the
+        latest state."""
         await self.connect()
         async with self._op_lock:
-            for tx in await self._received_history():
-                if validate_address(tx["to_account"], field="to_account") != self.address:
+            for tx in await self._node_history():
+                sender = validate_address(tx["from_account"], field="from_account")
+                receiver = validate_address(tx["to_account"], field="to_account")
+                if receiver == self.address:
+                    direction, other = "in", sender
+                elif sender == self.address:
+                    direction, other = "out", receiver
+                else:
                     continue
-                sender = str(tx["from_account"])
                 if self.store.put_transfer(
                     str(tx["id"]),
-                    direction="in",
+                    direction=direction,
                     asset=self._asset,
                     amount=str(tx["amount"]),
-                    counterparty=sender,
+                    counterparty=other,
                 ):
-                    self._emit("transfer", self._transfer_row(str(tx["id"]), "in"))
+                    self._emit("transfer", self._transfer_row(str(tx["id"]), direction))
             state = await self._latest_state()
             if state is None or state.get("user_sig"):
                 return state
@@ -146,7 +154,7 @@ class TransferOps(OnChainOps):
                 self.store.put_state(state)
             return state
 
-    async def _received_history(self) -> list[dict[str, Any]]:
+    async def _node_history(self) -> list[dict[str, Any]]:
         """Every transfer the node records for this wallet, oldest first, page by page."""
         out: list[dict[str, Any]] = []
         offset = 0
