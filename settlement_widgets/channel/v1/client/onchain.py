@@ -269,13 +269,14 @@ class OnChainOps(ProviderV1Base):
         await wait_for_chain_time(self.wallet.w3, target, poll_interval=1.0)
 
     def _open_channel_id(self, channel_id: str | None) -> str:
-        open_ids = [c["channel_id"] for c in self.store.channels() if c["status"] != "final"]
+        channels = self.store.channels()
+        open_ids = [c["channel_id"] for c in channels if c["status"] != "final"]
         if channel_id is None:
             if not open_ids:
                 raise ChannelNotFoundError(f"no open {self._asset} channel: create one first")
             return open_ids[-1]
         key = channel_id.lower()
-        if self.store.channel(key) is None:
+        if all(c["channel_id"] != key for c in channels):
             raise ChannelNotFoundError(f"no channel {channel_id} in this provider's store")
         if key not in open_ids:
             raise ChannelStateError(f"channel {channel_id} is closed")

@@ -411,15 +411,21 @@ class V1Store(StoreTransactions):
 
     def put_transfer(
         self, tx_id: str, *, direction: str, asset: str, amount: str, counterparty: str
-    ) -> bool:
-        """Record a transfer once (True if it was new): the node's transaction id and the
-        direction are the key, so a received transfer seen twice is one row."""
+    ) -> StoredTransfer | None:
+        """Record a transfer once: the new row, or None if it was there already (the node's
+        transaction id and the direction are the key, so a received transfer seen twice is
+        one row)."""
+        created_at = time.time()
         with self.transaction() as conn:
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO transfers VALUES (?, ?, ?, ?, ?, ?)",
-                (tx_id, direction, asset, amount, counterparty, time.time()),
+                (tx_id, direction, asset, amount, counterparty, created_at),
             )
-            return cursor.rowcount == 1
+            if cursor.rowcount != 1 or cursor.lastrowid is None:
+                return None
+            return StoredTransfer(
+                cursor.lastrowid, tx_id, direction, asset, amount, counterparty, created_at
+            )
 
     _TRANSFER_COLUMNS: Final = "rowid, tx_id, direction, asset, amount, counterparty, created_at"
 

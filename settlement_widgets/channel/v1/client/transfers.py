@@ -81,13 +81,15 @@ class TransferOps(OnChainOps):
 
     def _record_transfer(self, state: Mapping[str, Any], direction: str, other: str) -> Transfer:
         transition = state["transition"]
-        self.store.put_transfer(
+        row = self.store.put_transfer(
             str(transition["tx_id"]),
             direction=direction,
             asset=self._asset,
             amount=str(transition["amount"]),
             counterparty=other,
         )
+        if row is not None:
+            return self._public_transfer(row, state.get("home_channel_id"))
         return self._transfer_row(str(transition["tx_id"]), direction, state.get("home_channel_id"))
 
     def _transfer_row(self, tx_id: str, direction: str, channel_id: Any = None) -> Transfer:
@@ -137,14 +139,15 @@ class TransferOps(OnChainOps):
                     direction, other = "out", receiver
                 else:
                     continue
-                if self.store.put_transfer(
+                row = self.store.put_transfer(
                     str(tx["id"]),
                     direction=direction,
                     asset=self._asset,
                     amount=str(tx["amount"]),
                     counterparty=other,
-                ):
-                    self._emit("transfer", self._transfer_row(str(tx["id"]), direction))
+                )
+                if row is not None:
+                    self._emit("transfer", self._public_transfer(row))
             state = await self._latest_state()
             if state is None or state.get("user_sig"):
                 return state
