@@ -132,6 +132,34 @@ class Network:
     def explorer(self) -> Explorer:
         return Explorer(self.explorer_base)
 
+    def chain_ids(self) -> tuple[int, ...]:
+        """Every chain this profile reaches the channel method on: its own, then those a
+        Nitrolite v1 node serves beside it (``extra["v1Chains"]``, a sandbox started with
+        ``protocol="v1", aggregator=True``)."""
+        return (self.chain_id, *(int(c["chainId"]) for c in self.extra.get("v1Chains", ())))
+
+    def on_chain(self, chain_id: int) -> Network:
+        """This profile as seen from another chain its Nitrolite v1 node serves: the same
+        node, that chain's JSON-RPC, ChannelHub, token and explorer. A
+        :class:`~settlement_widgets.channel.v1.ChannelProviderV1` built on it keeps its home
+        channel there; its balance is the same one the node keeps across chains."""
+        if chain_id == self.chain_id:
+            return self
+        for entry in self.extra.get("v1Chains", ()):
+            if int(entry["chainId"]) == chain_id:
+                return replace(
+                    self,
+                    chain_id=chain_id,
+                    rpc_url=str(entry["rpcUrl"]),
+                    token=str(entry["token"]),
+                    explorer_base=str(entry["explorerBase"]),
+                    contracts=replace(self.contracts, channel_hub=str(entry["channelHub"])),
+                )
+        raise InvalidNetworkError(
+            f"network {self.name!r} serves the channel method on chains {list(self.chain_ids())}, "
+            f"not on {chain_id}"
+        )
+
     def with_rpc_url(self, rpc_url: str | None) -> Network:
         return replace(self, rpc_url=rpc_url)
 

@@ -27,7 +27,7 @@ from ..addresses import ZERO_ADDRESS
 from ..channel.v0_5.core.keccak import keccak256
 from ..errors import ConfigurationError, SettlementValueError, UnknownOptionError
 from ..keys import PrivateKey
-from ..networks import Network, local
+from ..networks import PROTOCOL_V1, Network, local
 from .chain_base import chain_instance_id
 from .profile import explorer_tx, remove_profile, write_profile
 from .provision import mint_test_token
@@ -319,6 +319,7 @@ class LocalSandbox:
         from .http import SandboxHttpServer
         from .jsonrpc import InProcessJsonRpc
         from .snapshot import start_provisioned_chain
+        from .v1_node import V1Chain, add_v1_labels, deploy_v1, start_v1_node
 
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="settlement-sandbox-"))
@@ -388,8 +389,14 @@ class LocalSandbox:
                 "httpUrl": base,
             },
         )
+        v1_chains: list[V1Chain] = []
         if self.protocol == "v1":
-            network = await self._start_v1(network, deployer, broker)
+            v1_chains.append(await deploy_v1(self, chain, deployer, broker))
+            network = replace(
+                network,
+                contracts=replace(network.contracts, channel_hub=v1_chains[0].hub.hub),
+                protocol=PROTOCOL_V1,
+            )
         if self.v4 is not None:
             network = self.v4.apply_to(network)
         self._network = network
@@ -399,6 +406,18 @@ class LocalSandbox:
 
             relayer = sandbox_key("bridge relayer") if self.deterministic else PrivateKey.generate()
             network = await start_aggregator_node(self, network, base, labels, relayer)
+            if self.protocol == "v1":
+                assert self.second_chain is not None
+                second = self.second_chain
+                v1_chains.append(
+                    await deploy_v1(
+                        self, second, second.wallet(0), second.wallet_for(self._broker_key)
+                    )
+                )
+                add_v1_labels(self, v1_chains[1])
+        if v1_chains:
+            network = await start_v1_node(self, network, v1_chains, base)
+            await self._start_v1_faucet(network, deployer)
         http.services.explorer = Explorer(
             chain.w3,
             labels=labels,
@@ -410,71 +429,6 @@ class LocalSandbox:
         http.set_profile(network.to_json())
         if self.write_profile:
             self._profile_path = write_profile(network)
-
-    async def _start_v1(
-        self, network: Network, deployer: WalletClient, broker: WalletClient
-    ) -> Network:
-        """Nitrolite v1 beside v0.5: our ChannelHub (same test token), its vault funded by the
-        broker (the v1 node too), a Nitronode (ledger in ``data_dir``, limits: NITRONODE_*)."""
-        from ..channel.v1.chain.hub import ChannelHubClient, HubChainView
-        from ..channel.v1.node import (
-            NitronodeConfig,
-            NitronodeNode,
-            NodeAsset,
-            NodeChain,
-            NodeToken,
-        )
-        from ..channel.v1.node.config import rate_limits_from_env
-        from ..channel.v1.node.deploy import deploy_channel_hub, register_session_key_validator
-        from ..networks import PROTOCOL_V1
-
-        assert self.chain is not None and self.deployment is not None and self.data_dir
-        deployment = self.deployment
-        hub = await deploy_channel_hub(
-            self.chain,
-            deployer,
-            broker.address,
-            token=deployment.token,
-            fund=[broker.address],
-            fund_amount=self.broker_liquidity,
-            token_symbol=deployment.token_symbol,
-        )
-        self.hub = hub
-        # the node registers its session-key validator (id 1) and the sandbox clock skips the
-        # hub's one-day activation delay, so session-key states hold on chain from the start
-        await register_session_key_validator(self.chain, hub, self._broker_key, broker)
-        node_hub = ChannelHubClient(broker, hub.hub)
-        if self.broker_liquidity:
-            await node_hub.approve(deployment.token, self.broker_liquidity)
-            await node_hub.deposit_to_node(deployment.token, self.broker_liquidity)
-        chain_id = self.chain.chain_id
-        node = NitronodeNode(
-            NitronodeConfig(
-                db_path=self.data_dir / "nitronode.sqlite",
-                node_key=self._broker_key,
-                chains=(NodeChain(chain_id, hub.hub),),
-                assets=(
-                    NodeAsset(
-                        symbol=deployment.token_symbol,
-                        decimals=deployment.token_decimals,
-                        tokens=(NodeToken(chain_id, deployment.token, deployment.token_decimals),),
-                    ),
-                ),
-                durability=self.durability,
-                **rate_limits_from_env(),
-            ),
-            chain_view=HubChainView(node_hub),
-        )
-        self.nitronode = await node.start()
-        v1 = replace(
-            network,
-            node_url=node.url,
-            contracts=replace(network.contracts, channel_hub=hub.hub),
-            protocol=PROTOCOL_V1,
-            extra={**network.extra, "nodeAddress": broker.address, "relayV05Url": network.node_url},
-        )
-        await self._start_v1_faucet(v1, deployer)
-        return v1
 
     async def _start_v1_faucet(self, network: Network, deployer: WalletClient) -> None:
         """The faucet pays as Yellow's v1 faucet does, by off-chain v1 transfers: its account

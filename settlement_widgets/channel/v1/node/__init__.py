@@ -14,6 +14,7 @@ from .chain_view import (
     CHANNEL_STATUSES,
     ChainChannel,
     ChainView,
+    ChainViews,
     ConfirmedChainView,
     ConfirmedHubView,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "BackingGuard",
     "ChainChannel",
     "ChainView",
+    "ChainViews",
     "ConfirmedChainView",
     "ConfirmedHubView",
     "NitronodeConfig",

@@ -25,7 +25,7 @@ the node assumes every co-signed on-chain operation was carried out (see
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
@@ -40,9 +40,11 @@ __all__ = [
     "CHANNEL_STATUSES",
     "ChainChannel",
     "ChainView",
+    "ChainViews",
     "ConfirmedChainView",
     "ConfirmedHubView",
     "as_confirmed_view",
+    "node_view",
     "one_head_per_request",
 ]
 
@@ -185,6 +187,7 @@ class ConfirmedHubView:
 
     def __init__(self, hub: ChannelHubClient) -> None:
         self._hub = hub
+        self._head_key = f"head:{id(self)}"
         self._timestamps: dict[int, int] = {}
         self._records: dict[tuple[str, int | bytes], ChainChannel] = {}
 
@@ -220,13 +223,15 @@ class ConfirmedHubView:
         return record
 
     async def _head(self) -> Mapping[str, Any]:
-        """The latest block (the request's, inside :func:`one_head_per_request`)."""
+        """The latest block (the request's, inside :func:`one_head_per_request`; one per
+        chain: a node serving two chains reads each chain's head once)."""
         scope = _REQUEST_HEAD.get()
-        if scope is not None and "head" in scope:
-            return scope["head"]
+        key = self._head_key
+        if scope is not None and key in scope:
+            return scope[key]
         head = await latest_block(self._hub.signer.w3)
         if scope is not None:
-            scope["head"] = head
+            scope[key] = head
         return head
 
     async def _timestamp(self, number: int) -> int:
@@ -271,6 +276,74 @@ class ConfirmedHubView:
 
     async def enforced_user_balance(self, channel_id: str) -> int:
         return (await self._read(channel_id)).user_allocation
+
+
+class ChainViews:
+    """One node, several chains: a :class:`ConfirmedChainView` per blockchain id, each
+    channel read on the chain it lives on.
+
+    Nitrolite v1 keeps one balance per (wallet, asset) across chains, and a home channel may
+    live on any chain the node serves; the channel id does not name its chain (it hashes the
+    definition only), so ``locate`` (the node's ledger) says where a known channel lives. An
+    id the ledger does not know is asked of every chain, and any trace on any of them
+    counts (a new channel id must be unknown everywhere).
+    """
+
+    def __init__(
+        self,
+        views: Mapping[int, ConfirmedChainView],
+        locate: Callable[[str], int | None],
+    ) -> None:
+        if not views:
+            raise ConfigurationError("a node serving several chains needs a view of each")
+        self._views = dict(views)
+        self._locate = locate
+
+    @property
+    def views(self) -> Mapping[int, ConfirmedChainView]:
+        return self._views
+
+    def _view_of(self, channel_id: str) -> ConfirmedChainView | None:
+        chain = self._locate(channel_id)
+        if chain is None:
+            return None
+        view = self._views.get(chain)
+        if view is None:
+            raise ConfigurationError(f"the node has no view of chain {chain}")
+        return view
+
+    async def confirmed_channel(self, channel_id: str, delay_secs: int) -> ChainChannel:
+        view = self._view_of(channel_id)
+        if view is not None:
+            return await view.confirmed_channel(channel_id, delay_secs)
+        for each in self._views.values():
+            record = await each.confirmed_channel(channel_id, delay_secs)
+            if record.status_code != VOID_CHANNEL.status_code:
+                return record
+        return VOID_CHANNEL
+
+    async def channel_status(self, channel_id: str) -> str:
+        return (await self.confirmed_channel(channel_id, 0)).status
+
+    async def enforced_user_balance(self, channel_id: str) -> int:
+        return (await self.confirmed_channel(channel_id, 0)).user_allocation
+
+
+def node_view(
+    view: ChainView | Mapping[int, ChainView] | None,
+    locate: Callable[[str], int | None],
+) -> ConfirmedChainView | None:
+    """The view a node's rules use: one chain's (:func:`as_confirmed_view`), or for a
+    mapping of blockchain id to view, :class:`ChainViews` over each chain's."""
+    if isinstance(view, Mapping):
+        views: dict[int, ConfirmedChainView] = {}
+        for chain, each in view.items():
+            confirmed = as_confirmed_view(each)
+            if confirmed is None:
+                raise ConfigurationError(f"no view of chain {chain}")
+            views[int(chain)] = confirmed
+        return ChainViews(views, locate)
+    return as_confirmed_view(view)
 
 
 def as_confirmed_view(view: ChainView | None) -> ConfirmedChainView | None:

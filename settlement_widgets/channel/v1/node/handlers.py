@@ -30,12 +30,12 @@ the parameter readers and texts they share. This module binds them to the method
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ....keys import PrivateKey
 from .app_handlers import AppSessionHandlers
 from .backing import BackingGuard
-from .chain_view import ChainView, as_confirmed_view
+from .chain_view import ChainView, node_view
 from .config import NitronodeConfig
 from .ledger import NitronodeLedger
 from .params import (
@@ -64,13 +64,14 @@ class NitronodeService(AppSessionHandlers):
         config: NitronodeConfig,
         ledger: NitronodeLedger,
         *,
-        chain_view: ChainView | None = None,
+        chain_view: ChainView | Mapping[int, ChainView] | None = None,
         clock_ms: Callable[[], int] = _now_ms,
     ) -> None:
         self.config = config
         self.ledger = ledger
-        #: head reads (wire status, ``enforced``) and confirmed reads (the backing rules)
-        self.chain_view = as_confirmed_view(chain_view)
+        #: head reads (wire status, ``enforced``) and confirmed reads (the backing rules);
+        #: a node serving several chains reads each channel on its own chain
+        self.chain_view = node_view(chain_view, self._channel_chain)
         self.backing = BackingGuard(config, ledger, self.chain_view)
         self._key: PrivateKey = config.node_key
         self._decimals = config.token_decimals()
@@ -97,3 +98,10 @@ class NitronodeService(AppSessionHandlers):
             "app_sessions.v1.submit_session_key_state": self.submit_app_key_state,
             "app_sessions.v1.get_last_key_states": self.get_app_key_states,
         }
+
+    def _channel_chain(self, channel_id: str) -> int | None:
+        """The blockchain id of a channel the ledger knows (None: unknown)."""
+        channel = self.ledger.channels.get(channel_id) or self.ledger.channels.get(
+            channel_id.lower()
+        )
+        return int(channel["blockchain_id"]) if channel is not None else None

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 
 from websockets.asyncio.server import ServerConnection
@@ -68,10 +69,16 @@ def _now_ms() -> int:
 class NitronodeNode(NodeServer):
     """A Nitrolite v1 node for tests and the sandbox: ``await start()`` / ``await aclose()``
     or ``async with``. ``chain_view`` (see :class:`~.chain_view.ChainView`) supplies the
-    on-chain channel status; without one, channels count as open once their creation is
-    co-signed."""
+    on-chain channel status, or one view per blockchain id for a node serving several
+    chains (:class:`~.chain_view.ChainViews`); without one, channels count as open once
+    their creation is co-signed."""
 
-    def __init__(self, config: NitronodeConfig, *, chain_view: ChainView | None = None) -> None:
+    def __init__(
+        self,
+        config: NitronodeConfig,
+        *,
+        chain_view: ChainView | Mapping[int, ChainView] | None = None,
+    ) -> None:
         super().__init__(config.host)
         self.config = config
         self.chain_view = chain_view

@@ -1,0 +1,132 @@
+"""Nitrolite v1 on both sandbox chains (``LocalSandbox(protocol="v1", aggregator=True)``).
+
+One Nitronode serves our ChannelHub on the sandbox's chain (31337) and on its second chain
+(31338). A wallet's balance is one per asset across chains, its home channel may live on
+either, and an off-chain transfer moves value between users whose home channels live on
+different chains: the payee closes on its own chain and is paid there, out of the node's
+vault on that chain. Both chain backends; every step is checked at once (no sleeps) against
+the node, both hubs and both chains' token balances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from channel_helpers import BACKENDS, U
+
+from settlement_widgets.channel.v1 import ChannelProviderV1
+from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
+from settlement_widgets.contracts import load_artifact
+from settlement_widgets.errors import InvalidNetworkError
+from settlement_widgets.keys import PrivateKey
+from settlement_widgets.networks import Network
+from settlement_widgets.sandbox import LocalSandbox
+from settlement_widgets.sandbox.chain import Chain
+from settlement_widgets.wallet import WalletClient
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+
+SECOND = 31338
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=BACKENDS)
+async def sb(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[LocalSandbox]:
+    data = tmp_path_factory.mktemp("sandbox-v1-two-chains")
+    async with LocalSandbox(
+        chain=request.param, protocol="v1", aggregator=True, v4=False, wallets=1, data_dir=data
+    ) as sandbox:
+        yield sandbox
+
+
+def _chain(sb: LocalSandbox, chain_id: int) -> Chain:
+    chain = sb.chain if chain_id == sb.network.chain_id else sb.second_chain
+    assert chain is not None and chain.chain_id == chain_id
+    return chain
+
+
+async def _wallet(sb: LocalSandbox, network: Network, tokens: int) -> WalletClient:
+    """A new key on ``network``'s chain with gas and ``tokens`` of the v1 token there."""
+    chain = _chain(sb, network.chain_id)
+    wallet = chain.wallet_for(PrivateKey.generate())
+    deployer = chain.wallet(0)  # deployed (and owns) the v1 token on both chains
+    await deployer.transact(to=wallet.address, value=10**18)
+    if tokens:
+        abi = load_artifact("TestToken").abi
+        token = deployer.w3.eth.contract(address=network.token, abi=abi)  # type: ignore[call-overload]
+        await deployer.transact(token.functions.mint(wallet.address, tokens), abis=[abi])
+    return wallet
+
+
+async def _tokens(sb: LocalSandbox, network: Network, address: str) -> int:
+    probe = ChannelHubClient(_chain(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
+    assert network.token is not None
+    return await probe.token_balance(network.token, address)
+
+
+async def test_the_node_serves_the_hub_and_the_token_on_both_chains(sb: LocalSandbox) -> None:
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    assert first.chain_ids() == (first.chain_id, SECOND)
+    assert second.contracts.channel_hub != first.contracts.channel_hub
+    assert second.token != first.token and second.node_url == first.node_url
+    with pytest.raises(InvalidNetworkError, match="31339"):
+        first.on_chain(31339)
+    probe = await ChannelProviderV1(second, await _wallet(sb, second, 0)).connect()
+    try:
+        config = await probe.client.get_config()
+        hubs = {int(c["id"]): c["channelHubAddress"] for c in config["blockchains"]}
+        assert {k: v.lower() for k, v in hubs.items()} == {
+            first.chain_id: str(first.contracts.channel_hub).lower(),
+            SECOND: str(second.contracts.channel_hub).lower(),
+        }
+        assets = await probe.client.get_assets()
+        (asset,) = [a for a in assets if a["symbol"] == probe.asset]
+        tokens = {int(t["blockchain_id"]): str(t["address"]).lower() for t in asset["tokens"]}
+        assert tokens == {
+            first.chain_id: str(first.token).lower(),
+            SECOND: str(second.token).lower(),
+        }
+    finally:
+        await probe.close()
+
+
+async def test_a_transfer_between_home_channels_on_two_chains_is_paid_out_on_the_payees(
+    sb: LocalSandbox,
+) -> None:
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    alice_wallet = await _wallet(sb, first, 10 * U)
+    bob_wallet = await _wallet(sb, second, 2 * U)
+    alice = await ChannelProviderV1(first, alice_wallet).connect()
+    bob = await ChannelProviderV1(second, bob_wallet).connect()
+    try:
+        mine = await alice.create_channel(alice.node_address, alice.asset, 10 * U)
+        theirs = await bob.create_channel(bob.node_address, bob.asset, 2 * U)
+        assert await _tokens(sb, first, alice_wallet.address) == 0
+        assert await _tokens(sb, second, bob_wallet.address) == 0
+
+        await alice.transfer(mine.id, 3 * U, bob_wallet.address)  # chain A -> chain B, off chain
+        await bob.sync()
+        assert await alice.balances() == {alice.asset: 7 * U}
+        assert await bob.balances() == {bob.asset: 5 * U}
+
+        # bob closes on his chain and is paid there: 2 deposited + 3 received
+        vault_before = await ChannelHubClient(
+            _chain(sb, SECOND).wallet(0), second.contracts.channel_hub
+        ).get_node_balance(second.token)
+        await bob.close_channel(theirs.id)
+        assert await _tokens(sb, second, bob_wallet.address) == 5 * U
+        hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+        assert (await hub_b.get_channel_data(theirs.id)).status == "CLOSED"
+        assert await hub_b.get_node_balance(second.token) == vault_before - 3 * U
+        # and nothing moved on the first chain for bob, nor on the second for alice
+        assert await _tokens(sb, first, bob_wallet.address) == 0
+        assert await _tokens(sb, second, alice_wallet.address) == 0
+
+        await alice.close_channel(mine.id)
+        assert await _tokens(sb, first, alice_wallet.address) == 7 * U
+    finally:
+        await alice.close()
+        await bob.close()
