@@ -38,6 +38,7 @@ from channelhub_helpers import (
     reverts,
 )
 
+from settlement_widgets.addresses import ZERO_ADDRESS
 from settlement_widgets.channel.v1.core.ids import escrow_channel_id
 from settlement_widgets.channel.v1.core.state import sign_challenge
 from settlement_widgets.sandbox import Chain
@@ -48,6 +49,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 FOREIGN = 990_001
 #: that chain's token (6 decimals, as the sandbox token here)
 FOREIGN_TOKEN = "0x00000000000000000000000000000000000000f0"
+#: a FOREIGN token with 18 decimals (amounts are compared across ledgers in 18-decimal units)
+FOREIGN_TOKEN_18 = "0x00000000000000000000000000000000000000f1"
 #: another chain that is neither this one nor FOREIGN
 ELSEWHERE = 990_002
 UNLOCK = 3 * 3600
@@ -58,7 +61,11 @@ FUNDED = 1_000 * M  # what the user's wallet holds after make_env
 async def env(chain: Chain) -> Env:
     return await make_env(
         chain,
-        foreign_tokens={f"{FOREIGN}:{FOREIGN_TOKEN}": 6, f"{ELSEWHERE}:{FOREIGN_TOKEN}": 6},
+        foreign_tokens={
+            f"{FOREIGN}:{FOREIGN_TOKEN}": 6,
+            f"{FOREIGN}:{FOREIGN_TOKEN_18}": 18,
+            f"{ELSEWHERE}:{FOREIGN_TOKEN}": 6,
+        },
     )
 
 
@@ -239,6 +246,39 @@ async def test_a_challenge_before_the_unlock_disputes_the_deposit_for_a_day(env:
     assert await _vault(env) == NODE_FLOAT
     data = await env.user.get_escrow_deposit_data(escrow_id)
     assert (data.status, data.locked_amount, data.challenge_expiry) == ("FINALIZED", 0, 0)
+
+
+async def test_escrow_amounts_compare_across_decimals(env: Env) -> None:
+    # home token with 18 decimals, escrow token here with 6: 30 units on both ledgers
+    ch = Channel(env, token=FOREIGN_TOKEN_18, home_chain=FOREIGN)
+    ch.advance(10, "100")
+    lock = ch.contract(ch.advance(120, "30", **_here(env)))
+    assert (lock["homeLedger"]["nodeAllocation"], lock["nonHomeLedger"]["userAllocation"]) == (
+        str(30 * 10**18),
+        str(30 * M),
+    )
+    await env.user.initiate_escrow_deposit(ch.definition, lock)
+    escrow_id = ch.state["escrow_channel_id"]
+    await env.node.finalize_escrow_deposit(ch.id, escrow_id, ch.contract(ch.advance(20, "30")))
+    assert await _vault(env) == NODE_FLOAT + 30 * M
+    assert await _wallet(env) == FUNDED - 30 * M
+
+
+async def test_a_native_escrow_deposit_takes_exactly_its_value(env: Env) -> None:
+    ch = _remote_channel(env)
+    lock = ch.contract(
+        ch.advance(120, "0.5", blockchain_id=str(env.chain.chain_id), token_address=ZERO_ADDRESS)
+    )
+    for wrong in (0, 10**18):
+        await reverts(
+            "IncorrectValue", env.user.initiate_escrow_deposit(ch.definition, lock, value=wrong)
+        )
+    w3 = env.chain.w3
+    before = await w3.eth.get_balance(env.deployment.hub)
+    await env.user.initiate_escrow_deposit(ch.definition, lock, value=10**18 // 2)
+    assert await w3.eth.get_balance(env.deployment.hub) == before + 10**18 // 2
+    data = await env.user.get_escrow_deposit_data(ch.state["escrow_channel_id"])
+    assert (data.status, data.locked_amount) == ("INITIALIZED", 10**18 // 2)
 
 
 async def test_a_disputed_deposit_can_still_be_finalized_until_its_expiry_second(
