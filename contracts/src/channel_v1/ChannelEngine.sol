@@ -199,7 +199,9 @@ library ChannelEngine {
                 revert UserAllocationDeltaMismatch();
             }
             effects.newStatus = ChannelStatus.OPERATING;
-        } else if (intent == StateIntent.INITIATE_ESCROW_WITHDRAWAL || intent == StateIntent.FINALIZE_ESCROW_WITHDRAWAL) {
+        } else if (
+            intent == StateIntent.INITIATE_ESCROW_WITHDRAWAL || intent == StateIntent.FINALIZE_ESCROW_WITHDRAWAL
+        ) {
             _requireRunning(ctx.status);
             // the home side of a cross-chain withdrawal is an operate-like state with a
             // non-home ledger: the user's net flow stays, the node allocates nothing

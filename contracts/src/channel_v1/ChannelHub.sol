@@ -519,7 +519,9 @@ contract ChannelHub is ReentrancyGuard {
         EscrowDepositMeta storage meta = _escrowDeposits[escrowId];
         EscrowDepositEngine.TransitionEffects memory effects =
             EscrowDepositEngine.validateTransition(_depositContext(meta), meta.initState, candidate);
-        _record(meta, channelId, candidate, def.user, def.approvedSignatureValidators);
+        if (effects.updateInitState) {
+            _record(meta, channelId, candidate, def.user, def.approvedSignatureValidators);
+        }
         _applyEscrowDepositEffects(meta, candidate.nonHomeLedger.token, effects);
         _escrowDepositIds.push(escrowId);
         emit EscrowDepositInitiated(escrowId, channelId, candidate);
@@ -537,9 +539,15 @@ contract ChannelHub is ReentrancyGuard {
         if (channelId == bytes32(0)) revert NoChannelIdFoundForEscrow();
         // the signature first, then the record's status (the reference's order)
         _validateChallenger(
-            channelId, _storedSigningData(meta.initState), challengerSig, challengerIdx, meta.user, meta.approvedSignatureValidators
+            channelId,
+            _storedSigningData(meta.initState),
+            challengerSig,
+            challengerIdx,
+            meta.user,
+            meta.approvedSignatureValidators
         );
-        EscrowDepositEngine.TransitionEffects memory effects = EscrowDepositEngine.validateChallenge(_depositContext(meta));
+        EscrowDepositEngine.TransitionEffects memory effects =
+            EscrowDepositEngine.validateChallenge(_depositContext(meta));
         _applyEscrowDepositEffects(meta, meta.initState.nonHomeLedger.token, effects);
         emit EscrowDepositChallenged(escrowId, meta.initState, effects.newChallengeExpiry);
     }
@@ -600,7 +608,9 @@ contract ChannelHub is ReentrancyGuard {
         EscrowWithdrawalEngine.TransitionEffects memory effects = EscrowWithdrawalEngine.validateTransition(
             _withdrawalContext(meta, _nodeBalances[candidate.nonHomeLedger.token]), meta.initState, candidate
         );
-        _record(meta, channelId, candidate, def.user, def.approvedSignatureValidators);
+        if (effects.updateInitState) {
+            _record(meta, channelId, candidate, def.user, def.approvedSignatureValidators);
+        }
         _applyEscrowWithdrawalEffects(meta, candidate.nonHomeLedger.token, effects);
         emit EscrowWithdrawalInitiated(escrowId, channelId, candidate);
     }
@@ -619,7 +629,12 @@ contract ChannelHub is ReentrancyGuard {
         EscrowWithdrawalEngine.TransitionEffects memory effects =
             EscrowWithdrawalEngine.validateChallenge(_withdrawalContext(meta, 0));
         _validateChallenger(
-            channelId, _storedSigningData(meta.initState), challengerSig, challengerIdx, meta.user, meta.approvedSignatureValidators
+            channelId,
+            _storedSigningData(meta.initState),
+            challengerSig,
+            challengerIdx,
+            meta.user,
+            meta.approvedSignatureValidators
         );
         _applyEscrowWithdrawalEffects(meta, meta.initState.nonHomeLedger.token, effects);
         emit EscrowWithdrawalChallenged(escrowId, meta.initState, effects.newChallengeExpiry);
