@@ -76,8 +76,15 @@ class Env:
         return self.deployment.token
 
 
-async def make_env(chain: Chain, *, extra_tokens: Mapping[str, int] | None = None) -> Env:
-    """Deploy a hub for account 2 as node, fund and approve, fill the node's vault."""
+async def make_env(
+    chain: Chain,
+    *,
+    extra_tokens: Mapping[str, int] | None = None,
+    foreign_tokens: Mapping[str, int] | None = None,
+) -> Env:
+    """Deploy a hub for account 2 as node, fund and approve, fill the node's vault.
+    ``foreign_tokens`` adds decimals of tokens on other chains (keys ``"chainId:token"``),
+    for states whose other ledger lives on a chain this test only names."""
     user_key, node_key, other_key = chain.accounts[1], chain.accounts[2], chain.accounts[3]
     deployment = await deploy_channel_hub(
         chain,
@@ -95,6 +102,7 @@ async def make_env(chain: Chain, *, extra_tokens: Mapping[str, int] | None = Non
     table = {f"{chain.chain_id}:{deployment.token}": 6, f"{chain.chain_id}:{ZERO_ADDRESS}": 18}
     for token, decimals in (extra_tokens or {}).items():
         table[f"{chain.chain_id}:{token}"] = decimals
+    table.update(foreign_tokens or {})
     return Env(
         chain,
         deployment,
@@ -120,9 +128,13 @@ class Channel:
         *,
         approved: str = "0x01",
         user_key: PrivateKey | None = None,
+        home_chain: int | None = None,
     ) -> None:
         self.env = env
         self.token = token or env.token
+        #: the chain the channel's home ledger names: this chain unless the test's channel
+        #: lives elsewhere (its states only reach this hub as an escrow's non-home side)
+        self.home_chain = home_chain or env.chain.chain_id
         self.user_key = user_key or env.user_key
         self.nonce = next(self._nonces)
         self.approved = approved
@@ -170,7 +182,7 @@ class Channel:
                     "challenge": CHALLENGE,
                     "approvedSigValidators": self.approved,
                 },
-                str(self.env.chain.chain_id),
+                str(self.home_chain),
                 self.token,
                 self.env.node_key.address,
             )

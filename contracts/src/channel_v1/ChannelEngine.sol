@@ -1,60 +1,65 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {IERC20Metadata} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 
 import {ChannelStatus, Ledger, State, StateIntent} from "./ChannelHubTypes.sol";
+import {LedgerMath} from "./LedgerMath.sol";
 
 /// @title ChannelEngine (home channels)
 /// @notice The rules a new channel state must pass, and what accepting it moves, as the
-/// Nitrolite v1.4.1 `ChannelEngine` library defines them for a channel on its home chain.
-/// Three phases, in the reference's order so that the same bad state fails with the same
-/// error: checks every state gets, the intent's own rules (which also compute the funds to
-/// move), then the invariants over the result.
+/// Nitrolite v1.4.1 `ChannelEngine` library defines them for a channel on its home chain,
+/// including the home side of cross-chain escrow (intents 4-7). Three phases, in the
+/// reference's order so that the same bad state fails with the same error: checks every state
+/// gets, the intent's own rules (which also compute the funds to move), then the invariants
+/// over the result.
 /// @dev An internal library (compiled into the hub) rather than the reference's linked one:
-/// the errors keep their selectors, so a client decodes a revert identically. Escrow and
-/// migration intents pass the universal checks and are then refused with
-/// `IncorrectStateIntent`: this hub implements home channels only.
+/// the errors keep their selectors, so a client decodes a revert identically. Migration
+/// intents pass the universal checks and are then refused with `IncorrectStateIntent`: this
+/// hub does not implement migration.
 library ChannelEngine {
     using SafeCast for int256;
     using SafeCast for uint256;
-
-    /// @notice The most decimals a ledger may declare (the reference's WAD precision).
-    uint8 internal constant MAX_DECIMALS = 18;
-    uint8 private constant NATIVE_DECIMALS = 18;
+    using LedgerMath for uint256;
 
     error IncorrectHomeChainId();
     error IncorrectNonHomeChainId();
     error NonHomeStateRequired();
     error NonHomeStateMustBeEmpty();
     error IncorrectStateIntent();
+    error IncorrectPreviousStateIntent();
     error IncorrectChannelStatus();
     error IncorrectStateVersion();
     error ChallengeExpired();
     error TokenMismatch();
     error IncorrectUserAllocation();
     error IncorrectNodeAllocation();
+    error IncorrectUserNetFlow();
+    error IncorrectNodeNetFlow();
     error IncorrectUserNetFlowDelta();
+    error IncorrectNodeNetFlowDelta();
     error NegativeNetFlowSum();
     error IncorrectAllocationSum();
     error InsufficientLockedFunds();
     error LockedFundsConsistencyViolation();
+    error UserAllocationDeltaMismatch();
     error InsufficientNodeBalance();
-    error DecimalsExceedMaxPrecision();
-    error DecimalsMismatch();
-    error FailedToFetchDecimals();
 
     /// @notice What the engine needs to know about the channel before the candidate.
     /// `hasPrevious` is false for a channel never created (the reference's "empty" last state:
-    /// both ledgers on chain 0); then any version is accepted and the token is free.
+    /// both ledgers on chain 0); then any version is accepted and the token is free. The
+    /// previous intent and allocations are what an escrow deposit's finalization is held to.
     struct TransitionContext {
         ChannelStatus status;
         bool hasPrevious;
         uint64 prevVersion;
+        StateIntent prevIntent;
         address prevToken;
         int256 prevUserNetFlow;
         int256 prevNodeNetFlow;
+        uint256 prevUserAllocation;
+        uint256 prevNonHomeUserAllocation;
+        uint8 prevNonHomeDecimals;
         uint256 lockedFunds;
         uint256 nodeAvailableFunds;
         uint64 challengeExpiry;
@@ -92,7 +97,7 @@ library ChannelEngine {
             // a channel holds one token for its whole life
             if (home.token != ctx.prevToken) revert TokenMismatch();
         }
-        _validateDecimals(home);
+        LedgerMath.validateDecimals(home);
 
         // a ledger is "empty" when its chain id is 0; only cross-chain intents carry one
         uint64 nonHomeChain = candidate.nonHomeLedger.chainId;
@@ -112,22 +117,6 @@ library ChannelEngine {
         // a dispute can be answered up to and including its expiry second
         if (ctx.status == ChannelStatus.DISPUTED && block.timestamp > ctx.challengeExpiry) {
             revert ChallengeExpired();
-        }
-    }
-
-    /// @dev The declared decimals must be representable and, on this chain, the token's own.
-    function _validateDecimals(Ledger calldata ledger) private view {
-        uint8 declared = ledger.decimals;
-        if (declared > MAX_DECIMALS) revert DecimalsExceedMaxPrecision();
-        if (ledger.chainId != block.chainid) return;
-        if (ledger.token == address(0)) {
-            if (declared != NATIVE_DECIMALS) revert DecimalsMismatch();
-            return;
-        }
-        try IERC20Metadata(ledger.token).decimals() returns (uint8 actual) {
-            if (declared != actual) revert DecimalsMismatch();
-        } catch {
-            revert FailedToFetchDecimals();
         }
     }
 
@@ -177,10 +166,71 @@ library ChannelEngine {
             effects.nodeFundsDelta = nodeDelta;
             effects.newStatus = ChannelStatus.CLOSED;
             effects.closeChannel = true;
+        } else if (intent == StateIntent.INITIATE_ESCROW_DEPOSIT) {
+            _requireRunning(ctx.status);
+            // the node locks, on the home chain, what the user locks on the other chain; its
+            // net flow may also settle transfers, so its delta is free
+            if (userDelta != 0) revert IncorrectUserNetFlowDelta();
+            Ledger calldata nonHome = candidate.nonHomeLedger;
+            uint256 deposit = nonHome.userAllocation;
+            if (deposit == 0) revert IncorrectUserAllocation();
+            if (home.nodeAllocation.toWad(home.decimals) != deposit.toWad(nonHome.decimals)) {
+                revert IncorrectNodeAllocation();
+            }
+            if (nonHome.userNetFlow != deposit.toInt256()) revert IncorrectUserNetFlow();
+            effects.nodeFundsDelta = nodeDelta;
+            effects.newStatus = ChannelStatus.OPERATING;
+        } else if (intent == StateIntent.FINALIZE_ESCROW_DEPOSIT) {
+            _requireRunning(ctx.status);
+            // the direct successor of the lock: the node's locked amount becomes the user's
+            if (ctx.prevIntent != StateIntent.INITIATE_ESCROW_DEPOSIT) revert IncorrectPreviousStateIntent();
+            if (candidate.version != ctx.prevVersion + 1) revert IncorrectStateVersion();
+            Ledger calldata nonHome = candidate.nonHomeLedger;
+            if (nonHome.userAllocation != 0) revert IncorrectUserAllocation();
+            if (nonHome.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            if (home.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            if (userDelta != 0) revert IncorrectUserNetFlowDelta();
+            if (nodeDelta != 0) revert IncorrectNodeNetFlowDelta();
+            uint256 deposit = ctx.prevNonHomeUserAllocation;
+            if (nonHome.userNetFlow != deposit.toInt256()) revert IncorrectUserNetFlow();
+            if (nonHome.nodeNetFlow != -deposit.toInt256()) revert IncorrectNodeNetFlow();
+            uint256 credited = home.userAllocation - ctx.prevUserAllocation;
+            if (credited.toWad(home.decimals) != deposit.toWad(ctx.prevNonHomeDecimals)) {
+                revert UserAllocationDeltaMismatch();
+            }
+            effects.newStatus = ChannelStatus.OPERATING;
+        } else if (
+            intent == StateIntent.INITIATE_ESCROW_WITHDRAWAL || intent == StateIntent.FINALIZE_ESCROW_WITHDRAWAL
+        ) {
+            _requireRunning(ctx.status);
+            // the home side of a cross-chain withdrawal is an operate-like state with a
+            // non-home ledger: the user's net flow stays, the node allocates nothing
+            if (userDelta != 0) revert IncorrectUserNetFlowDelta();
+            if (home.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            Ledger calldata nonHome = candidate.nonHomeLedger;
+            if (intent == StateIntent.INITIATE_ESCROW_WITHDRAWAL) {
+                if (nonHome.userNetFlow != 0) revert IncorrectUserNetFlow();
+                if (nonHome.userAllocation != 0) revert IncorrectUserAllocation();
+                if (nonHome.nodeAllocation.toInt256() != nonHome.nodeNetFlow) revert IncorrectNodeNetFlow();
+            } else {
+                if (nonHome.userAllocation != 0) revert IncorrectUserAllocation();
+                if (nonHome.nodeAllocation != 0) revert IncorrectNodeAllocation();
+                if (nonHome.userNetFlow != -nonHome.nodeNetFlow) revert IncorrectUserNetFlow();
+            }
+            effects.nodeFundsDelta = nodeDelta;
+            effects.newStatus = ChannelStatus.OPERATING;
         } else {
-            // escrow and migration: not implemented by this hub
+            // migration: not implemented by this hub
             revert IncorrectStateIntent();
         }
+    }
+
+    /// @dev Escrow intents need a running channel (not VOID: no escrow opens a channel).
+    function _requireRunning(ChannelStatus status) private pure {
+        if (
+            status != ChannelStatus.OPERATING && status != ChannelStatus.DISPUTED
+                && status != ChannelStatus.MIGRATING_IN
+        ) revert IncorrectChannelStatus();
     }
 
     /// @dev DEPOSIT, WITHDRAW and OPERATE may open a channel, run it or answer a dispute.

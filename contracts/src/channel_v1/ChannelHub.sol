@@ -14,24 +14,31 @@ import {
     ChannelDefinition,
     ChannelStatus,
     DEFAULT_SIG_VALIDATOR_ID,
+    EscrowStatus,
     Ledger,
     ParticipantIndex,
     State,
     StateIntent
 } from "./ChannelHubTypes.sol";
+import {EscrowDepositEngine} from "./EscrowDepositEngine.sol";
+import {EscrowWithdrawalEngine} from "./EscrowWithdrawalEngine.sol";
 import {ISignatureValidator} from "./ISignatureValidator.sol";
 
-/// @title ChannelHub (home channels)
-/// @notice Our own implementation of the Nitrolite v1.4.1 `ChannelHub` for HOME channels, with
-/// its rules: the same entry points, events (in the same order), custom errors (with the same
-/// precedence), channel-id set semantics, node validator registry with its activation delay,
+/// @title ChannelHub (home channels and cross-chain escrow)
+/// @notice Our own implementation of the Nitrolite v1.4.1 `ChannelHub` for home channels and
+/// cross-chain escrow deposits and withdrawals, with its rules: the same entry points, events
+/// (in the same order), custom errors (with the same precedence), channel-id set semantics,
+/// escrow records and their unlock queue, node validator registry with its activation delay,
 /// and reclaim balances for payouts that fail. The SDK's calldata and the node's log decoding
 /// work unchanged against it (nitrolite-v1.md §8).
-/// @dev Cross-chain escrow and migration are not implemented: their entry points are absent,
-/// and a challenge carrying one of their intents is refused with `IncorrectStateIntent`.
-/// Transition rules live in `ChannelEngine`; this contract checks signatures, applies the
-/// engine's effects (pull from / push to the user, take from / return to the node's vault) and
-/// keeps `lockedFunds` equal to the last state's allocations.
+/// @dev Migration is not implemented: its entry points are absent, and a state carrying one
+/// of its intents is refused with `IncorrectStateIntent`. Transition rules live in
+/// `ChannelEngine` (home chain) and the two escrow engines (non-home chain), internal
+/// libraries; this contract checks signatures, applies the engines' effects (pull from / push
+/// to the user, take from / return to the node's vault) and keeps `lockedFunds` equal to the
+/// last state's allocations. An escrow's side is chosen as the reference chooses it: the home
+/// side when this hub holds the channel with its home ledger on this chain, else the non-home
+/// side (whose records never become home-side ones).
 contract ChannelHub is ReentrancyGuard {
     using EnumerableSet for EnumerableSet.Bytes32Set;
     using SafeERC20 for IERC20;
@@ -51,6 +58,11 @@ contract ChannelHub is ReentrancyGuard {
     /// @notice Time between a validator's registration and its first use: users can see a new
     /// validator on chain (and revoke approvals) before a compromised node key could use it.
     uint64 public constant VALIDATOR_ACTIVATION_DELAY = 1 days;
+    /// @notice How long an unchallenged escrow deposit can be disputed by the user; after it,
+    /// the deposit goes to the node's vault (the node locked as much on the home chain).
+    uint32 public constant ESCROW_DEPOSIT_UNLOCK_DELAY = 3 hours;
+    /// @notice Queue entries a purge inspects at most (skipped ones count), bounding its gas.
+    uint32 public constant MAX_DEPOSIT_ESCROW_STEPS = 64;
 
     uint256 private constant VALIDATION_FAILURE = 1;
 
@@ -71,6 +83,28 @@ contract ChannelHub is ReentrancyGuard {
         uint64 challengeExpireAt;
     }
 
+    /// @dev One escrow record on its non-home chain; `channelId` is zero for no record.
+    struct EscrowDepositMeta {
+        bytes32 channelId;
+        EscrowStatus status;
+        address user;
+        uint256 approvedSignatureValidators;
+        uint64 unlockAt;
+        uint64 challengeExpireAt;
+        uint256 lockedAmount;
+        State initState;
+    }
+
+    struct EscrowWithdrawalMeta {
+        bytes32 channelId;
+        EscrowStatus status;
+        address user;
+        uint256 approvedSignatureValidators;
+        uint64 challengeExpireAt;
+        uint256 lockedAmount;
+        State initState;
+    }
+
     struct NodeValidator {
         ISignatureValidator validator;
         uint64 registeredAt;
@@ -82,6 +116,12 @@ contract ChannelHub is ReentrancyGuard {
     mapping(address token => uint256) private _nodeBalances;
     mapping(uint8 validatorId => NodeValidator) private _validatorRegistry;
     mapping(address account => mapping(address token => uint256)) private _reclaims;
+    mapping(bytes32 escrowId => EscrowDepositMeta) private _escrowDeposits;
+    /// @dev escrow deposits in creation order, hence by unlock time (a constant delay)
+    bytes32[] private _escrowDepositIds;
+    /// @notice Index in the deposit queue of the first entry not yet purged or skipped.
+    uint256 public escrowHead;
+    mapping(bytes32 escrowId => EscrowWithdrawalMeta) private _escrowWithdrawals;
 
     // ----------------------------------------------------------------------------------------
     // events (signatures identical to the reference ChannelHub)
@@ -101,6 +141,17 @@ contract ChannelHub is ReentrancyGuard {
     event TransferFailed(address indexed recipient, address indexed token, uint256 amount);
     event FundsClaimed(address indexed account, address indexed token, address indexed destination, uint256 amount);
     event NodeBalanceUpdated(address indexed token, uint256 amount);
+    event EscrowDepositsPurged(bytes32[] escrowIds, uint256 purgedCount);
+    event EscrowDepositInitiated(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event EscrowDepositInitiatedOnHome(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event EscrowDepositChallenged(bytes32 indexed escrowId, State state, uint64 challengeExpireAt);
+    event EscrowDepositFinalized(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event EscrowDepositFinalizedOnHome(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event EscrowWithdrawalInitiated(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event EscrowWithdrawalInitiatedOnHome(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event EscrowWithdrawalChallenged(bytes32 indexed escrowId, State state, uint64 challengeExpireAt);
+    event EscrowWithdrawalFinalized(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event EscrowWithdrawalFinalizedOnHome(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
 
     // ----------------------------------------------------------------------------------------
     // errors (signatures identical to the reference ChannelHub; the engine's are in
@@ -126,6 +177,8 @@ contract ChannelHub is ReentrancyGuard {
     error ChallengerVersionTooLow();
     error IncorrectNode();
     error IncorrectMsgSender();
+    error NoChannelIdFoundForEscrow();
+    error IncorrectChannelId();
 
     constructor(ISignatureValidator _defaultSigValidator, address _node) {
         if (address(_defaultSigValidator) == address(0)) revert InvalidAddress();
@@ -190,6 +243,63 @@ contract ChannelHub is ReentrancyGuard {
     /// @notice What `account` can take with `claimFunds` (payouts to it that failed).
     function getReclaimBalance(address account, address token) external view returns (uint256) {
         return _reclaims[account][token];
+    }
+
+    function getEscrowDepositData(bytes32 escrowId)
+        external
+        view
+        returns (
+            bytes32 channelId,
+            EscrowStatus status,
+            uint64 unlockAt,
+            uint64 challengeExpiry,
+            uint256 lockedAmount,
+            State memory initState
+        )
+    {
+        EscrowDepositMeta storage meta = _escrowDeposits[escrowId];
+        return (meta.channelId, meta.status, meta.unlockAt, meta.challengeExpireAt, meta.lockedAmount, meta.initState);
+    }
+
+    function getEscrowWithdrawalData(bytes32 escrowId)
+        external
+        view
+        returns (
+            bytes32 channelId,
+            EscrowStatus status,
+            uint64 challengeExpiry,
+            uint256 lockedAmount,
+            State memory initState
+        )
+    {
+        EscrowWithdrawalMeta storage meta = _escrowWithdrawals[escrowId];
+        return (meta.channelId, meta.status, meta.challengeExpireAt, meta.lockedAmount, meta.initState);
+    }
+
+    /// @notice Page `page` (of `pageSize` ids) of the escrow deposit queue, purged ones included.
+    function getEscrowDepositIds(uint256 page, uint256 pageSize) external view returns (bytes32[] memory ids) {
+        uint256 total = _escrowDepositIds.length;
+        uint256 start = page * pageSize;
+        if (start >= total) return new bytes32[](0);
+        uint256 end = start + pageSize;
+        if (end > total) end = total;
+        ids = new bytes32[](end - start);
+        for (uint256 i = start; i < end; i++) {
+            ids[i - start] = _escrowDepositIds[i];
+        }
+    }
+
+    /// @notice What a purge without a step limit would release now: the unlocked deposits from
+    /// the queue head up to the first one still locked (finalized and disputed ones skipped).
+    function getUnlockableEscrowDepositStats() external view returns (uint256 count, uint256 totalAmount) {
+        uint256 total = _escrowDepositIds.length;
+        for (uint256 i = escrowHead; i < total; i++) {
+            EscrowDepositMeta storage meta = _escrowDeposits[_escrowDepositIds[i]];
+            if (_isSkippable(meta.status)) continue;
+            if (!_isUnlockable(meta)) break;
+            count++;
+            totalAmount += meta.lockedAmount;
+        }
     }
 
     // ----------------------------------------------------------------------------------------
@@ -341,12 +451,7 @@ contract ChannelHub is ReentrancyGuard {
             revert IncorrectValue();
         }
 
-        (ISignatureValidator validator, bytes calldata sigBody) = _extractValidator(challengerSig, approved);
-        address challenger = challengerIdx == ParticipantIndex.USER ? user : NODE;
-        if (
-            validator.validateChallengeSignature(channelId, _signingData(candidate), sigBody, challenger)
-                == VALIDATION_FAILURE
-        ) revert IncorrectSignature();
+        _validateChallenger(channelId, _signingData(candidate), challengerSig, challengerIdx, user, approved);
 
         uint64 expiry = uint64(block.timestamp) + meta.definition.challengeDuration;
         meta.status = ChannelStatus.DISPUTED;
@@ -385,6 +490,387 @@ contract ChannelHub is ReentrancyGuard {
     }
 
     // ----------------------------------------------------------------------------------------
+    // cross-chain escrow
+    // ----------------------------------------------------------------------------------------
+
+    /// @notice An INITIATE_ESCROW_DEPOSIT state (the user's mutual lock). On the home chain
+    /// (only the NODE may submit it there) it advances the home channel, where the node locks
+    /// the deposit from its vault; elsewhere it opens the escrow record and pulls the deposit
+    /// from the user (native: exactly as value), to be released by `finalizeEscrowDeposit` or,
+    /// unchallenged, to the node's vault after `ESCROW_DEPOSIT_UNLOCK_DELAY`.
+    function initiateEscrowDeposit(ChannelDefinition calldata def, State calldata candidate)
+        external
+        payable
+        nonReentrant
+    {
+        if (candidate.intent != StateIntent.INITIATE_ESCROW_DEPOSIT) revert IncorrectStateIntent();
+        _requireValidDefinition(def);
+        bytes32 channelId = _channelIdOf(def);
+        _validateSignatures(channelId, candidate, def.user, def.approvedSignatureValidators);
+        bytes32 escrowId = _escrowIdOf(channelId, candidate.version);
+
+        if (_isChannelHomeChain(channelId)) {
+            if (msg.sender != NODE) revert IncorrectMsgSender();
+            if (msg.value != 0) revert IncorrectValue();
+            _processHomeChainEscrow(channelId, candidate);
+            emit EscrowDepositInitiatedOnHome(escrowId, channelId, candidate);
+            return;
+        }
+        EscrowDepositMeta storage meta = _escrowDeposits[escrowId];
+        EscrowDepositEngine.TransitionEffects memory effects =
+            EscrowDepositEngine.validateTransition(_depositContext(meta), meta.initState, candidate);
+        if (effects.updateInitState) {
+            _record(meta, channelId, candidate, def.user, def.approvedSignatureValidators);
+        }
+        _applyEscrowDepositEffects(meta, candidate.nonHomeLedger.token, effects);
+        _escrowDepositIds.push(escrowId);
+        emit EscrowDepositInitiated(escrowId, channelId, candidate);
+    }
+
+    /// @notice Dispute an initialized escrow deposit before its unlock time, signed by the
+    /// challenger over the initiating state ‖ "challenge": it is frozen for a day and returned
+    /// to the user by `finalizeEscrowDeposit` after that unless finalized first.
+    function challengeEscrowDeposit(bytes32 escrowId, bytes calldata challengerSig, ParticipantIndex challengerIdx)
+        external
+        nonReentrant
+    {
+        EscrowDepositMeta storage meta = _escrowDeposits[escrowId];
+        bytes32 channelId = meta.channelId;
+        if (channelId == bytes32(0)) revert NoChannelIdFoundForEscrow();
+        // the signature first, then the record's status (the reference's order)
+        _validateChallenger(
+            channelId,
+            _storedSigningData(meta.initState),
+            challengerSig,
+            challengerIdx,
+            meta.user,
+            meta.approvedSignatureValidators
+        );
+        EscrowDepositEngine.TransitionEffects memory effects =
+            EscrowDepositEngine.validateChallenge(_depositContext(meta));
+        _applyEscrowDepositEffects(meta, meta.initState.nonHomeLedger.token, effects);
+        emit EscrowDepositChallenged(escrowId, meta.initState, effects.newChallengeExpiry);
+    }
+
+    /// @notice A FINALIZE_ESCROW_DEPOSIT state: on the home chain it credits the user in the
+    /// home channel with the node's lock; on the non-home chain it releases the record's
+    /// deposit to the node's vault. A non-home record whose dispute has expired is instead
+    /// returned to the user, whatever `candidate` is.
+    function finalizeEscrowDeposit(bytes32 channelId, bytes32 escrowId, State calldata candidate)
+        external
+        nonReentrant
+    {
+        EscrowDepositMeta storage meta = _escrowDeposits[escrowId];
+        if (meta.channelId == bytes32(0) && _isChannelHomeChain(channelId)) {
+            if (candidate.intent != StateIntent.FINALIZE_ESCROW_DEPOSIT) revert IncorrectStateIntent();
+            _validateHomeSignatures(channelId, candidate);
+            _processHomeChainEscrow(channelId, candidate);
+            emit EscrowDepositFinalizedOnHome(escrowId, channelId, candidate);
+            return;
+        }
+        if (meta.channelId != channelId) revert IncorrectChannelId();
+        address user = meta.user;
+        if (meta.status == EscrowStatus.DISPUTED && meta.challengeExpireAt < block.timestamp) {
+            meta.status = EscrowStatus.FINALIZED;
+            uint256 amount = meta.lockedAmount;
+            meta.lockedAmount = 0;
+            meta.challengeExpireAt = 0;
+            // the deposit was never exchanged on the home chain: it is the user's again
+            _nonRevertingPushFunds(user, meta.initState.nonHomeLedger.token, amount);
+            _purgeEscrowDeposits(MAX_DEPOSIT_ESCROW_STEPS);
+            emit EscrowDepositFinalized(escrowId, channelId, meta.initState);
+            return;
+        }
+        if (candidate.intent != StateIntent.FINALIZE_ESCROW_DEPOSIT) revert IncorrectStateIntent();
+        _validateSignatures(channelId, candidate, user, meta.approvedSignatureValidators);
+        EscrowDepositEngine.TransitionEffects memory effects =
+            EscrowDepositEngine.validateTransition(_depositContext(meta), meta.initState, candidate);
+        _applyEscrowDepositEffects(meta, meta.initState.nonHomeLedger.token, effects);
+        emit EscrowDepositFinalized(escrowId, channelId, candidate);
+    }
+
+    /// @notice An INITIATE_ESCROW_WITHDRAWAL state (the node's escrow lock). On the home chain
+    /// it advances the home channel; elsewhere it opens the escrow record and locks the amount
+    /// from the node's vault, to be paid to the user by `finalizeEscrowWithdrawal`.
+    function initiateEscrowWithdrawal(ChannelDefinition calldata def, State calldata candidate) external nonReentrant {
+        if (candidate.intent != StateIntent.INITIATE_ESCROW_WITHDRAWAL) revert IncorrectStateIntent();
+        _requireValidDefinition(def);
+        bytes32 channelId = _channelIdOf(def);
+        _validateSignatures(channelId, candidate, def.user, def.approvedSignatureValidators);
+        bytes32 escrowId = _escrowIdOf(channelId, candidate.version);
+
+        if (_isChannelHomeChain(channelId)) {
+            _processHomeChainEscrow(channelId, candidate);
+            emit EscrowWithdrawalInitiatedOnHome(escrowId, channelId, candidate);
+            return;
+        }
+        EscrowWithdrawalMeta storage meta = _escrowWithdrawals[escrowId];
+        EscrowWithdrawalEngine.TransitionEffects memory effects = EscrowWithdrawalEngine.validateTransition(
+            _withdrawalContext(meta, _nodeBalances[candidate.nonHomeLedger.token]), meta.initState, candidate
+        );
+        if (effects.updateInitState) {
+            _record(meta, channelId, candidate, def.user, def.approvedSignatureValidators);
+        }
+        _applyEscrowWithdrawalEffects(meta, candidate.nonHomeLedger.token, effects);
+        emit EscrowWithdrawalInitiated(escrowId, channelId, candidate);
+    }
+
+    /// @notice Dispute an initialized escrow withdrawal, signed by the challenger over the
+    /// initiating state ‖ "challenge": frozen for a day, then returned to the node's vault by
+    /// `finalizeEscrowWithdrawal` unless finalized first.
+    function challengeEscrowWithdrawal(bytes32 escrowId, bytes calldata challengerSig, ParticipantIndex challengerIdx)
+        external
+        nonReentrant
+    {
+        EscrowWithdrawalMeta storage meta = _escrowWithdrawals[escrowId];
+        bytes32 channelId = meta.channelId;
+        if (channelId == bytes32(0)) revert NoChannelIdFoundForEscrow();
+        // the record's status first, then the signature (the reference's order)
+        EscrowWithdrawalEngine.TransitionEffects memory effects =
+            EscrowWithdrawalEngine.validateChallenge(_withdrawalContext(meta, 0));
+        _validateChallenger(
+            channelId,
+            _storedSigningData(meta.initState),
+            challengerSig,
+            challengerIdx,
+            meta.user,
+            meta.approvedSignatureValidators
+        );
+        _applyEscrowWithdrawalEffects(meta, meta.initState.nonHomeLedger.token, effects);
+        emit EscrowWithdrawalChallenged(escrowId, meta.initState, effects.newChallengeExpiry);
+    }
+
+    /// @notice A FINALIZE_ESCROW_WITHDRAWAL state: on the home chain it debits the user in the
+    /// home channel (to the node's vault); on the non-home chain it pays the record's lock to
+    /// the user. A non-home record whose dispute has expired is instead returned to the node's
+    /// vault, whatever `candidate` is.
+    function finalizeEscrowWithdrawal(bytes32 channelId, bytes32 escrowId, State calldata candidate)
+        external
+        nonReentrant
+    {
+        EscrowWithdrawalMeta storage meta = _escrowWithdrawals[escrowId];
+        if (meta.channelId == bytes32(0) && _isChannelHomeChain(channelId)) {
+            if (candidate.intent != StateIntent.FINALIZE_ESCROW_WITHDRAWAL) revert IncorrectStateIntent();
+            _validateHomeSignatures(channelId, candidate);
+            _processHomeChainEscrow(channelId, candidate);
+            emit EscrowWithdrawalFinalizedOnHome(escrowId, channelId, candidate);
+            return;
+        }
+        if (meta.channelId != channelId) revert IncorrectChannelId();
+        address user = meta.user;
+        if (meta.status == EscrowStatus.DISPUTED && meta.challengeExpireAt < block.timestamp) {
+            meta.status = EscrowStatus.FINALIZED;
+            uint256 amount = meta.lockedAmount;
+            meta.lockedAmount = 0;
+            meta.challengeExpireAt = 0;
+            // the withdrawal was never debited on the home chain: the node's lock is its own
+            address token = meta.initState.nonHomeLedger.token;
+            uint256 balance = _nodeBalances[token] + amount;
+            _nodeBalances[token] = balance;
+            emit NodeBalanceUpdated(token, balance);
+            _purgeEscrowDeposits(MAX_DEPOSIT_ESCROW_STEPS);
+            emit EscrowWithdrawalFinalized(escrowId, channelId, meta.initState);
+            return;
+        }
+        if (candidate.intent != StateIntent.FINALIZE_ESCROW_WITHDRAWAL) revert IncorrectStateIntent();
+        _validateSignatures(channelId, candidate, user, meta.approvedSignatureValidators);
+        EscrowWithdrawalEngine.TransitionEffects memory effects =
+            EscrowWithdrawalEngine.validateTransition(_withdrawalContext(meta, 0), meta.initState, candidate);
+        _applyEscrowWithdrawalEffects(meta, meta.initState.nonHomeLedger.token, effects);
+        emit EscrowWithdrawalFinalized(escrowId, channelId, candidate);
+    }
+
+    /// @notice Release unlocked escrow deposits to the node's vault, inspecting at most
+    /// `maxSteps` queue entries from the head. Anyone may call it; every state the hub accepts
+    /// also runs it with `MAX_DEPOSIT_ESCROW_STEPS`.
+    function purgeEscrowDeposits(uint256 maxSteps) external nonReentrant {
+        _purgeEscrowDeposits(maxSteps);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // internals: escrow
+    // ----------------------------------------------------------------------------------------
+
+    /// @dev keccak256(abi.encode(homeChannelId, uint64 version of the initiating state)) (§7.5)
+    function _escrowIdOf(bytes32 channelId, uint64 version) private pure returns (bytes32) {
+        return keccak256(abi.encode(channelId, version));
+    }
+
+    /// @dev This hub holds the channel (not VOID, not migrated away) with its home ledger on
+    /// this chain (a MIGRATING_IN channel's stored home ledger is this chain's).
+    function _isChannelHomeChain(bytes32 channelId) private view returns (bool) {
+        ChannelMeta storage meta = _channels[channelId];
+        ChannelStatus status = meta.status;
+        if (status == ChannelStatus.VOID || status == ChannelStatus.MIGRATED_OUT) return false;
+        return meta.lastState.homeLedger.chainId == block.chainid;
+    }
+
+    /// @dev The home side of an escrow: the home channel's own transition rules and effects.
+    function _processHomeChainEscrow(bytes32 channelId, State calldata candidate) private {
+        address user = _channels[channelId].definition.user;
+        ChannelEngine.TransitionEffects memory effects =
+            ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+        _applyEffects(channelId, user, candidate, effects);
+    }
+
+    function _validateHomeSignatures(bytes32 channelId, State calldata candidate) private view {
+        ChannelDefinition storage def = _channels[channelId].definition;
+        _validateSignatures(channelId, candidate, def.user, def.approvedSignatureValidators);
+    }
+
+    function _depositContext(EscrowDepositMeta storage meta)
+        private
+        view
+        returns (EscrowDepositEngine.TransitionContext memory ctx)
+    {
+        ctx.status = meta.status;
+        ctx.lockedAmount = meta.lockedAmount;
+        ctx.unlockAt = meta.unlockAt;
+        ctx.challengeExpiry = meta.challengeExpireAt;
+    }
+
+    function _withdrawalContext(EscrowWithdrawalMeta storage meta, uint256 nodeAvailableFunds)
+        private
+        view
+        returns (EscrowWithdrawalEngine.TransitionContext memory ctx)
+    {
+        ctx.status = meta.status;
+        ctx.lockedAmount = meta.lockedAmount;
+        ctx.challengeExpiry = meta.challengeExpireAt;
+        ctx.nodeAvailableFunds = nodeAvailableFunds;
+    }
+
+    /// @dev A new record from its initiating state (deposit or withdrawal alike).
+    function _record(
+        EscrowDepositMeta storage meta,
+        bytes32 channelId,
+        State calldata candidate,
+        address user,
+        uint256 approved
+    ) private {
+        meta.channelId = channelId;
+        meta.initState = candidate;
+        meta.user = user;
+        meta.approvedSignatureValidators = approved;
+    }
+
+    function _record(
+        EscrowWithdrawalMeta storage meta,
+        bytes32 channelId,
+        State calldata candidate,
+        address user,
+        uint256 approved
+    ) private {
+        meta.channelId = channelId;
+        meta.initState = candidate;
+        meta.user = user;
+        meta.approvedSignatureValidators = approved;
+    }
+
+    /// @dev Record the engine's status and times, move `token` (the record's) and purge.
+    function _applyEscrowDepositEffects(
+        EscrowDepositMeta storage meta,
+        address token,
+        EscrowDepositEngine.TransitionEffects memory effects
+    ) private {
+        if (effects.newStatus != EscrowStatus.VOID) meta.status = effects.newStatus;
+        if (effects.newUnlockAt > 0) meta.unlockAt = effects.newUnlockAt;
+        meta.challengeExpireAt = effects.newChallengeExpiry;
+        meta.lockedAmount =
+            _moveEscrowFunds(meta.user, token, meta.lockedAmount, effects.userFundsDelta, effects.nodeFundsDelta);
+        _purgeEscrowDeposits(MAX_DEPOSIT_ESCROW_STEPS);
+    }
+
+    /// @dev As `_applyEscrowDepositEffects`, for a withdrawal record (no unlock time).
+    function _applyEscrowWithdrawalEffects(
+        EscrowWithdrawalMeta storage meta,
+        address token,
+        EscrowWithdrawalEngine.TransitionEffects memory effects
+    ) private {
+        if (effects.newStatus != EscrowStatus.VOID) meta.status = effects.newStatus;
+        meta.challengeExpireAt = effects.newChallengeExpiry;
+        meta.lockedAmount =
+            _moveEscrowFunds(meta.user, token, meta.lockedAmount, effects.userFundsDelta, effects.nodeFundsDelta);
+        _purgeEscrowDeposits(MAX_DEPOSIT_ESCROW_STEPS);
+    }
+
+    /// @dev The user's side first (pull, or no value and a non-reverting push), then the
+    /// vault's; returns the record's new locked amount.
+    function _moveEscrowFunds(address user, address token, uint256 locked, int256 userDelta, int256 nodeDelta)
+        private
+        returns (uint256)
+    {
+        if (userDelta > 0) {
+            uint256 amount = userDelta.toUint256();
+            _pullFunds(user, token, amount);
+            locked += amount;
+        } else {
+            if (msg.value != 0) revert IncorrectValue();
+            if (userDelta < 0) {
+                uint256 amount = (-userDelta).toUint256();
+                _nonRevertingPushFunds(user, token, amount);
+                locked -= amount;
+            }
+        }
+        if (nodeDelta > 0) {
+            uint256 amount = nodeDelta.toUint256();
+            uint256 balance = _nodeBalances[token] - amount;
+            _nodeBalances[token] = balance;
+            locked += amount;
+            emit NodeBalanceUpdated(token, balance);
+        } else if (nodeDelta < 0) {
+            uint256 amount = (-nodeDelta).toUint256();
+            uint256 balance = _nodeBalances[token] + amount;
+            _nodeBalances[token] = balance;
+            locked -= amount;
+            emit NodeBalanceUpdated(token, balance);
+        }
+        return locked;
+    }
+
+    /// @dev Walk the deposit queue from its head for at most `maxSteps` entries: finalized and
+    /// disputed ones are passed over, unlocked ones go to the node's vault (one
+    /// `NodeBalanceUpdated` each, then one `EscrowDepositsPurged`), the first still-locked one
+    /// stops the walk. The head moves past everything walked.
+    function _purgeEscrowDeposits(uint256 maxSteps) private {
+        uint256 total = _escrowDepositIds.length;
+        uint256 head = escrowHead;
+        uint256 remaining = total > head ? total - head : 0;
+        bytes32[] memory purged = new bytes32[](maxSteps < remaining ? maxSteps : remaining);
+        uint256 count;
+        for (uint256 steps; head < total && steps < maxSteps; steps++) {
+            bytes32 escrowId = _escrowDepositIds[head];
+            EscrowDepositMeta storage meta = _escrowDeposits[escrowId];
+            if (!_isSkippable(meta.status)) {
+                if (!_isUnlockable(meta)) break;
+                address token = meta.initState.nonHomeLedger.token;
+                uint256 balance = _nodeBalances[token] + meta.lockedAmount;
+                _nodeBalances[token] = balance;
+                meta.status = EscrowStatus.FINALIZED;
+                meta.lockedAmount = 0;
+                purged[count++] = escrowId;
+                emit NodeBalanceUpdated(token, balance);
+            }
+            head++;
+        }
+        escrowHead = head;
+        if (count != 0) {
+            assembly ("memory-safe") {
+                mstore(purged, count)
+            }
+            emit EscrowDepositsPurged(purged, count);
+        }
+    }
+
+    function _isSkippable(EscrowStatus status) private pure returns (bool) {
+        return status == EscrowStatus.FINALIZED || status == EscrowStatus.DISPUTED;
+    }
+
+    function _isUnlockable(EscrowDepositMeta storage meta) private view returns (bool) {
+        return meta.unlockAt <= block.timestamp && meta.status == EscrowStatus.INITIALIZED;
+    }
+
+    // ----------------------------------------------------------------------------------------
     // internals: transitions
     // ----------------------------------------------------------------------------------------
 
@@ -416,9 +902,13 @@ contract ChannelHub is ReentrancyGuard {
         ctx.status = meta.status;
         ctx.hasPrevious = home.chainId != 0 || meta.lastState.nonHomeLedger.chainId != 0;
         ctx.prevVersion = meta.lastState.version;
+        ctx.prevIntent = meta.lastState.intent;
         ctx.prevToken = home.token;
         ctx.prevUserNetFlow = home.userNetFlow;
         ctx.prevNodeNetFlow = home.nodeNetFlow;
+        ctx.prevUserAllocation = home.userAllocation;
+        ctx.prevNonHomeUserAllocation = meta.lastState.nonHomeLedger.userAllocation;
+        ctx.prevNonHomeDecimals = meta.lastState.nonHomeLedger.decimals;
         ctx.lockedFunds = meta.lockedFunds;
         ctx.nodeAvailableFunds = _nodeBalances[candidate.homeLedger.token];
         ctx.challengeExpiry = meta.challengeExpireAt;
@@ -477,6 +967,8 @@ contract ChannelHub is ReentrancyGuard {
             meta.lockedFunds -= amount;
             emit NodeBalanceUpdated(token, balance);
         }
+        // every accepted state also releases unlocked escrow deposits to the node's vault
+        _purgeEscrowDeposits(MAX_DEPOSIT_ESCROW_STEPS);
     }
 
     // ----------------------------------------------------------------------------------------
@@ -503,6 +995,27 @@ contract ChannelHub is ReentrancyGuard {
     /// abi.encode(version, intent, metadata, homeLedger, nonHomeLedger) (§7.1).
     function _signingData(State calldata state) private pure returns (bytes memory) {
         return abi.encode(state.version, state.intent, state.metadata, state.homeLedger, state.nonHomeLedger);
+    }
+
+    /// @dev The signing data of a stored state (an escrow record's initiating state).
+    function _storedSigningData(State storage state) private view returns (bytes memory) {
+        return abi.encode(state.version, state.intent, state.metadata, state.homeLedger, state.nonHomeLedger);
+    }
+
+    /// @dev A challenger's signature over `signingData` ‖ "challenge" (the validator appends it).
+    function _validateChallenger(
+        bytes32 channelId,
+        bytes memory signingData,
+        bytes calldata challengerSig,
+        ParticipantIndex challengerIdx,
+        address user,
+        uint256 approved
+    ) private view {
+        (ISignatureValidator validator, bytes calldata sigBody) = _extractValidator(challengerSig, approved);
+        address challenger = challengerIdx == ParticipantIndex.USER ? user : NODE;
+        if (validator.validateChallengeSignature(channelId, signingData, sigBody, challenger) == VALIDATION_FAILURE) {
+            revert IncorrectSignature();
+        }
     }
 
     /// @dev The user's signature, then the NODE's, each through the validator its first byte names.

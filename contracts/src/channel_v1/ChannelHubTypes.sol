@@ -7,8 +7,8 @@ pragma solidity ^0.8.28;
 // the hub and its validators.
 
 /// @notice What the hub does with a state. The order is the protocol's intent numbering
-/// (signed as uint8); the escrow and migration intents exist only so the numbering matches:
-/// this hub implements home channels and refuses them (after the checks every intent gets).
+/// (signed as uint8). This hub implements every intent but the two migration ones, which
+/// exist so the numbering matches and are refused (after the checks every intent gets).
 enum StateIntent {
     OPERATE,
     CLOSE,
@@ -33,6 +33,16 @@ enum ChannelStatus {
     CLOSED,
     MIGRATING_IN,
     MIGRATED_OUT
+}
+
+/// @notice Lifecycle of one cross-chain escrow record on its non-home chain (Nitrolite v1.4.1
+/// `interfaces/Types.sol` numbering): created by an initiate state, disputed by a challenge,
+/// finalized by the next state, a purge (deposits) or an expired dispute.
+enum EscrowStatus {
+    VOID,
+    INITIALIZED,
+    DISPUTED,
+    FINALIZED
 }
 
 /// @notice Who signed a challenge (`challengeChannel`'s last argument). An enum, as in the

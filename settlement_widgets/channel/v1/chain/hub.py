@@ -1,12 +1,14 @@
-"""Async client of a Nitrolite v1 ``ChannelHub`` (home channels).
+"""Async client of a Nitrolite v1 ``ChannelHub`` (home channels and cross-chain escrow).
 
 Why this module exists: a v1 user must be able to put a co-signed state on chain without the
-node: open a channel, deposit, withdraw, checkpoint, challenge and close
-(Nitrolite v1.4.1 ``ChannelHub.sol``). :class:`ChannelHubClient` sends those calls for a
-:class:`~settlement_widgets.signer.Signer` and reads the hub back.
+node: open a channel, deposit, withdraw, checkpoint, challenge and close, and take part in a
+cross-chain escrow deposit or withdrawal (Nitrolite v1.4.1 ``ChannelHub.sol``).
+:class:`ChannelHubClient` sends those calls for a :class:`~settlement_widgets.signer.Signer` and
+reads the hub back.
 
-- The six channel entry points are encoded with :mod:`settlement_widgets.channel.v1.core.calldata`,
-  which reproduces the SDK's calldata byte for byte, so what we send is what the SDK would send.
+- The six channel entry points and the six escrow ones are encoded with
+  :mod:`settlement_widgets.channel.v1.core.calldata`, which reproduces the SDK's calldata byte
+  for byte, so what we send is what the SDK would send.
   States and definitions are taken in that module's contract JSON form (camelCase keys, see
   :func:`~settlement_widgets.channel.v1.core.calldata.contract_state_from_wire` for turning a signed
   wire state into it, and :func:`contract_definition` for a definition).
@@ -37,12 +39,14 @@ from ..core.calldata import (
     challenge_channel_calldata,
     channel_state_calldata,
     create_channel_calldata,
+    encode_call,
     hex_bytes,
 )
 from .hub_errors import HUB_ERROR_ABI
 from .hub_types import (
     HubChannelData,
     HubChannelStatus,
+    HubEscrowData,
     HubEvent,
     HubTx,
     _channel_id_hex,
@@ -52,6 +56,7 @@ from .hub_types import (
     _to_json,
     channel_id_of,
     contract_definition,
+    escrow_status_name,
     hub_status_name,
 )
 from .hub_view import HubChainView
@@ -64,6 +69,7 @@ __all__ = [
     "HubChainView",
     "HubChannelData",
     "HubChannelStatus",
+    "HubEscrowData",
     "HubEvent",
     "HubTx",
     "channel_id_of",
@@ -225,6 +231,68 @@ class ChannelHubClient(ContractClient):
         data = channel_state_calldata("closeChannel", cid, state)
         return await self._transact(data=data, channel_id=cid)
 
+    # cross-chain escrow (the hub picks the home or the non-home side itself)
+
+    async def initiate_escrow_deposit(
+        self, definition: Mapping[str, Any], state: Mapping[str, Any], *, value: int = 0
+    ) -> HubTx:
+        """``initiateEscrowDeposit`` with a co-signed mutual-lock state (intent 4). On the
+        home chain only the node may send it; elsewhere the user's deposit is pulled (approve
+        the hub first; a native deposit is sent as ``value``)."""
+        data = encode_call("initiateEscrowDeposit", [definition, state])
+        return await self._transact(
+            data=data, value=uint256(value, "value"), channel_id=channel_id_of(definition)
+        )
+
+    async def challenge_escrow_deposit(
+        self, escrow_id: str | bytes, challenger_sig: str | bytes, challenger_idx: int
+    ) -> HubTx:
+        """``challengeEscrowDeposit``: ``challenger_sig`` is
+        :func:`~settlement_widgets.channel.v1.core.state.sign_challenge` of the initiating
+        state by the user (``challenger_idx`` 0) or the node (1)."""
+        eid = _channel_id_hex(escrow_id)
+        data = encode_call("challengeEscrowDeposit", [eid, challenger_sig, challenger_idx])
+        return await self._transact(data=data)
+
+    async def finalize_escrow_deposit(
+        self, channel_id: str | bytes, escrow_id: str | bytes, state: Mapping[str, Any]
+    ) -> HubTx:
+        """``finalizeEscrowDeposit`` with the co-signed escrow-deposit state (intent 5), or any
+        state once the record's dispute has expired (the deposit then goes back to the user)."""
+        cid = _channel_id_hex(channel_id)
+        data = encode_call("finalizeEscrowDeposit", [cid, _channel_id_hex(escrow_id), state])
+        return await self._transact(data=data, channel_id=cid)
+
+    async def purge_escrow_deposits(self, max_steps: int) -> HubTx:
+        """``purgeEscrowDeposits``: release unlocked escrow deposits to the node's vault."""
+        call = self.contract.functions.purgeEscrowDeposits(uint256(max_steps, "max_steps"))
+        return await self._transact(call)
+
+    async def initiate_escrow_withdrawal(
+        self, definition: Mapping[str, Any], state: Mapping[str, Any]
+    ) -> HubTx:
+        """``initiateEscrowWithdrawal`` with a co-signed escrow-lock state (intent 6)."""
+        data = encode_call("initiateEscrowWithdrawal", [definition, state])
+        return await self._transact(data=data, channel_id=channel_id_of(definition))
+
+    async def challenge_escrow_withdrawal(
+        self, escrow_id: str | bytes, challenger_sig: str | bytes, challenger_idx: int
+    ) -> HubTx:
+        """``challengeEscrowWithdrawal`` (as :meth:`challenge_escrow_deposit`)."""
+        eid = _channel_id_hex(escrow_id)
+        data = encode_call("challengeEscrowWithdrawal", [eid, challenger_sig, challenger_idx])
+        return await self._transact(data=data)
+
+    async def finalize_escrow_withdrawal(
+        self, channel_id: str | bytes, escrow_id: str | bytes, state: Mapping[str, Any]
+    ) -> HubTx:
+        """``finalizeEscrowWithdrawal`` with the co-signed escrow-withdraw state (intent 7), or
+        any state once the record's dispute has expired (the lock then goes back to the
+        node's vault)."""
+        cid = _channel_id_hex(channel_id)
+        data = encode_call("finalizeEscrowWithdrawal", [cid, _channel_id_hex(escrow_id), state])
+        return await self._transact(data=data, channel_id=cid)
+
     # node vault
 
     async def deposit_to_node(self, token: str, amount: int) -> HubTx:
@@ -323,6 +391,53 @@ class ChannelHubClient(ContractClient):
             int(validator_id)
         ).call()
         return to_checksum(address), int(registered_at)
+
+    async def _escrow_data(self, function: str, escrow_id: str | bytes) -> HubEscrowData:
+        eid = _channel_id_hex(escrow_id)
+        raw = await getattr(self.contract.functions, function)(eid).call()
+        values = {
+            param["name"]: _to_json(param, value)
+            for param, value in zip(_outputs(self._abi, function), raw, strict=True)
+        }
+        status = int(values["status"])
+        return HubEscrowData(
+            escrow_id=eid,
+            channel_id=_hex(values["channelId"]),
+            status=escrow_status_name(status),
+            unlock_at=int(values.get("unlockAt", 0)),
+            challenge_expiry=int(values["challengeExpiry"]),
+            locked_amount=int(values["lockedAmount"]),
+            init_state=values["initState"],
+            status_code=status,
+        )
+
+    async def get_escrow_deposit_data(self, escrow_id: str | bytes) -> HubEscrowData:
+        """``getEscrowDepositData`` (a record this hub never held reads as ``"VOID"``)."""
+        return await self._escrow_data("getEscrowDepositData", escrow_id)
+
+    async def get_escrow_withdrawal_data(self, escrow_id: str | bytes) -> HubEscrowData:
+        """``getEscrowWithdrawalData`` (``unlock_at`` is always 0)."""
+        return await self._escrow_data("getEscrowWithdrawalData", escrow_id)
+
+    async def get_escrow_deposit_ids(self, page: int = 0, page_size: int = 100) -> list[str]:
+        """One page of the escrow deposit queue (purged entries included), oldest first."""
+        ids = await self.contract.functions.getEscrowDepositIds(
+            uint256(page, "page"), uint256(page_size, "page_size")
+        ).call()
+        return [_hex(i) for i in ids]
+
+    async def get_unlockable_escrow_deposit_stats(self) -> tuple[int, int]:
+        """``(count, totalAmount)`` a purge would release to the node's vault now."""
+        count, total = await self.contract.functions.getUnlockableEscrowDepositStats().call()
+        return int(count), int(total)
+
+    async def escrow_head(self) -> int:
+        """Index of the first escrow deposit queue entry a purge has not passed."""
+        return int(await self.contract.functions.escrowHead().call())
+
+    async def escrow_deposit_unlock_delay(self) -> int:
+        """``ESCROW_DEPOSIT_UNLOCK_DELAY``: seconds an escrow deposit can be challenged."""
+        return int(await self.contract.functions.ESCROW_DEPOSIT_UNLOCK_DELAY().call())
 
     async def validator_activation_delay(self) -> int:
         """``VALIDATOR_ACTIVATION_DELAY``: seconds from registration to first use."""

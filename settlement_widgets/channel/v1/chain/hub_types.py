@@ -27,6 +27,7 @@ from ..core.ids import (
 __all__ = [
     "HubChannelData",
     "HubChannelStatus",
+    "HubEscrowData",
     "HubEvent",
     "HubTx",
     "channel_id_of",
@@ -106,6 +107,32 @@ class HubChannelData:
     challenge_expiry: int
     locked_funds: int
     status_code: int = field(default=0, repr=False)
+
+
+ESCROW_STATUS_NAMES: tuple[str, ...] = ("VOID", "INITIALIZED", "DISPUTED", "FINALIZED")
+"""The hub's ``EscrowStatus`` (Nitrolite v1.4.1 ``Types.sol``), by code."""
+
+
+@dataclass(frozen=True)
+class HubEscrowData:
+    """``getEscrowDepositData`` / ``getEscrowWithdrawalData``: the escrow record on its
+    non-home chain (status ``"VOID"`` and a zero channel id for no record), its unlock time
+    (deposits only; 0 for a withdrawal), challenge expiry (0 unless disputed), the funds it
+    locks and its initiating state in the contract JSON form."""
+
+    escrow_id: str
+    channel_id: str
+    status: str
+    unlock_at: int
+    challenge_expiry: int
+    locked_amount: int
+    init_state: Mapping[str, Any]
+    status_code: int = field(default=0, repr=False)
+
+
+def escrow_status_name(code: int) -> str:
+    """The enum name of an escrow status code (``"UNKNOWN_<code>"`` for a code past FINALIZED)."""
+    return ESCROW_STATUS_NAMES[code] if 0 <= code < len(ESCROW_STATUS_NAMES) else f"UNKNOWN_{code}"
 
 
 # --- definitions and ids -----------------------------------------------------------------

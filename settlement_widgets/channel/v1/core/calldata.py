@@ -53,6 +53,13 @@ FUNCTION_SIGNATURES: Final[Mapping[str, tuple[str, ...]]] = {
     "withdrawFromChannel": ("bytes32", CONTRACT_STATE_TYPE),
     "closeChannel": ("bytes32", CONTRACT_STATE_TYPE),
     "challengeChannel": ("bytes32", CONTRACT_STATE_TYPE, "bytes", "uint8"),
+    # cross-chain escrow (escrow id = keccak256(abi.encode(homeChannelId, uint64 version)))
+    "initiateEscrowDeposit": (CHANNEL_DEFINITION_TYPE, CONTRACT_STATE_TYPE),
+    "challengeEscrowDeposit": ("bytes32", "bytes", "uint8"),
+    "finalizeEscrowDeposit": ("bytes32", "bytes32", CONTRACT_STATE_TYPE),
+    "initiateEscrowWithdrawal": (CHANNEL_DEFINITION_TYPE, CONTRACT_STATE_TYPE),
+    "challengeEscrowWithdrawal": ("bytes32", "bytes", "uint8"),
+    "finalizeEscrowWithdrawal": ("bytes32", "bytes32", CONTRACT_STATE_TYPE),
 }
 
 #: transition type -> on-chain intent used when SIGNING (``core.transitionToIntent``)
@@ -171,7 +178,7 @@ def encode_call(function: str, args: Sequence[Any]) -> bytes:
         elif abi_type == CHANNEL_DEFINITION_TYPE:
             values.append(_definition(arg))
         elif abi_type == "bytes32":
-            values.append(hex_bytes(arg, "channelId", 32))
+            values.append(hex_bytes(arg, "channelId / escrowId", 32))
         elif abi_type == "bytes":
             values.append(hex_bytes(arg, "challengerSig"))
         else:
