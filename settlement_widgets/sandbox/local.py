@@ -479,6 +479,20 @@ class LocalSandbox:
         if self.faucet is not None:
             self.faucet.relay = relay
 
+    async def restart_nitronode(self) -> None:
+        """Stop the Nitronode and start a new one on the same port over the same ledger and
+        chains, as after a crash and a restart: what it acknowledged must still be there,
+        and what it had left to do on chain (an escrow deposit to settle) it does now."""
+        from ..channel.v1.node import NitronodeNode
+
+        old = self.nitronode
+        if old is None:
+            raise ConfigurationError("the sandbox runs no Nitronode (protocol='v1')")
+        config = replace(old.config, port=old.port)
+        await old.aclose()
+        node = NitronodeNode(config, chain_view=old.chain_view)
+        self.nitronode = await node.start()
+
     async def aclose(self) -> None:
         """Stop everything that was started (safe to call twice or after a failed start)."""
         await close_quietly(self.relayer, "stop")

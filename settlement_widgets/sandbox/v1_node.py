@@ -102,6 +102,8 @@ def add_v1_labels(sb: V1Host, second: V1Chain) -> None:
     from ..addresses import to_checksum
 
     explorer = entry[1]
+    if explorer is None:
+        return
     symbol = second.hub.token_symbol
     explorer.labels |= {
         to_checksum(second.hub.hub): "ChannelHub",

@@ -11,7 +11,9 @@ the node, both hubs and both chains' token balances.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 from channel_helpers import BACKENDS, U
@@ -19,7 +21,7 @@ from channel_helpers import BACKENDS, U
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 from settlement_widgets.contracts import load_artifact
-from settlement_widgets.errors import InvalidNetworkError
+from settlement_widgets.errors import InvalidNetworkError, RelayError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
@@ -59,6 +61,15 @@ async def _wallet(sb: LocalSandbox, network: Network, tokens: int) -> WalletClie
         token = deployer.w3.eth.contract(address=network.token, abi=abi)  # type: ignore[call-overload]
         await deployer.transact(token.functions.mint(wallet.address, tokens), abis=[abi])
     return wallet
+
+
+async def _fund(sb: LocalSandbox, network: Network, address: str, tokens: int) -> None:
+    """Gas and ``tokens`` of the v1 token on ``network``'s chain for ``address``."""
+    deployer = _chain(sb, network.chain_id).wallet(0)
+    await deployer.transact(to=address, value=10**18)
+    abi = load_artifact("TestToken").abi
+    token = deployer.w3.eth.contract(address=network.token, abi=abi)  # type: ignore[call-overload]
+    await deployer.transact(token.functions.mint(address, tokens), abis=[abi])
 
 
 async def _tokens(sb: LocalSandbox, network: Network, address: str) -> int:
@@ -130,3 +141,115 @@ async def test_a_transfer_between_home_channels_on_two_chains_is_paid_out_on_the
     finally:
         await alice.close()
         await bob.close()
+
+
+async def test_a_deposit_from_the_other_chain_is_escrowed_there_and_credited_at_home(
+    sb: LocalSandbox,
+) -> None:
+    """deposit_from: the tokens leave the wallet on the second chain into an escrow of our
+    hub there, the home balance grows by the same amount at once, and the node finalizes
+    the escrow to its vault on that chain (settled when the call's effects are visible)."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    key = PrivateKey.generate()
+    home_wallet = _chain(sb, first.chain_id).wallet_for(key)
+    await _fund(sb, first, home_wallet.address, 4 * U)
+    await _fund(sb, second, home_wallet.address, 3 * U)  # the same key holds tokens there
+    carol = await ChannelProviderV1(first, home_wallet).connect()
+    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    vault_before = await hub_b.get_node_balance(str(second.token))
+    try:
+        channel = await carol.create_channel(carol.node_address, carol.asset, 4 * U)
+        tx = await carol.deposit_from(SECOND, 2 * U, channel_id=channel.id)
+        assert f"/chain/{SECOND}/" in tx.explorer_url
+        assert await _tokens(sb, second, home_wallet.address) == U  # 3 - 2 left there
+        assert await carol.balances() == {carol.asset: 6 * U}
+        latest = carol.store.latest_state(carol.asset)
+        assert latest is not None and int(latest["transition"]["type"]) == 20
+        assert latest["user_sig"] and latest["node_sig"]
+
+        assert sb.nitronode is not None
+        await sb.nitronode.settled()
+        escrow = await hub_b.get_escrow_deposit_data(str(latest["escrow_channel_id"]))
+        assert (escrow.status, escrow.locked_amount) == ("FINALIZED", 0)
+        assert await hub_b.get_node_balance(str(second.token)) == vault_before + 2 * U
+        # the second chain's explorer names the hub and both escrow events
+        assert sb.nitronode.service is not None
+        record = sb.nitronode.service.ledger.escrows[str(latest["escrow_channel_id"])]
+        async with httpx.AsyncClient() as http:
+            initiated = (await http.get(tx.explorer_url)).text
+            finalized = (await http.get(second.explorer.tx_url(record["settle_tx"]))).text
+        assert "EscrowDepositInitiated" in initiated and "ChannelHub" in initiated
+        assert "EscrowDepositFinalized" in finalized
+
+        # the credit is spendable and enforced on chain: closing pays 6 on the home chain
+        await carol.close_channel(channel.id)
+        assert await _tokens(sb, first, home_wallet.address) == 6 * U
+    finally:
+        await carol.close()
+
+
+async def test_the_node_refuses_to_credit_an_escrow_the_other_chain_does_not_hold(
+    sb: LocalSandbox,
+) -> None:
+    """The escrow_deposit state before initiateEscrowDeposit on the escrow chain: refused
+    (never unbacked funds), and nothing changes at the node."""
+    first = sb.network
+    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await _fund(sb, first, wallet.address, 4 * U)
+    dave = await ChannelProviderV1(first, wallet).connect()
+    try:
+        await dave.create_channel(dave.node_address, dave.asset, 4 * U)
+        lock = await dave.client.mutual_lock(dave.asset, SECOND, "1")
+        with pytest.raises(RelayError, match="escrow deposit is not locked on its chain yet"):
+            await dave.client.escrow_deposit(lock, "1")
+        assert await dave.balances() == {dave.asset: 4 * U}
+        node = await dave.client.get_latest_state(wallet.address, dave.asset, False)
+        assert node is not None and int(node["transition"]["type"]) == 120
+    finally:
+        await dave.close()
+
+
+async def test_a_restarted_node_settles_the_escrow_it_credited(sb: LocalSandbox) -> None:
+    """The credit is committed with the escrow's record; if the node cannot finalize the
+    escrow on its chain then (here: the first attempt fails), a restarted node, reading the
+    record back, does it."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    key = PrivateKey.generate()
+    wallet = _chain(sb, first.chain_id).wallet_for(key)
+    await _fund(sb, first, wallet.address, 2 * U)
+    await _fund(sb, second, wallet.address, U)
+    erin = await ChannelProviderV1(first, wallet).connect()
+    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    node = sb.nitronode
+    assert node is not None and node.service is not None
+    settle = node.service.settle_escrow
+
+    async def unreachable(escrow: Any) -> Any:
+        raise RuntimeError("the escrow chain is unreachable")
+
+    node.service.settle_escrow = unreachable  # type: ignore[method-assign]
+    try:
+        await erin.create_channel(erin.node_address, erin.asset, 2 * U)
+        await erin.deposit_from(SECOND, U)
+        await node.settled()
+        latest = erin.store.latest_state(erin.asset)
+        assert latest is not None
+        escrow_id = str(latest["escrow_channel_id"])
+        assert (await hub_b.get_escrow_deposit_data(escrow_id)).status == "INITIALIZED"
+        assert node.service.ledger.escrows[escrow_id]["status"] == "credited"
+    finally:
+        node.service.settle_escrow = settle  # type: ignore[method-assign]
+    vault = await hub_b.get_node_balance(str(second.token))
+    await sb.restart_nitronode()
+    try:
+        restarted = sb.nitronode
+        assert restarted is not None and restarted is not node
+        await restarted.settled()
+        data = await hub_b.get_escrow_deposit_data(escrow_id)
+        assert (data.status, data.locked_amount) == ("FINALIZED", 0)
+        assert await hub_b.get_node_balance(str(second.token)) == vault + U
+        assert restarted.service is not None
+        assert restarted.service.ledger.escrows[escrow_id]["status"] == "settled"
+        assert await erin.balances() == {erin.asset: 3 * U}  # the provider reconnects
+    finally:
+        await erin.close()

@@ -40,6 +40,7 @@ def test_the_walkthroughs_exist() -> None:
         "04_v4_contracts.ipynb",
         "05_aggregator_routes.ipynb",
         "06_nitrolite_v1.ipynb",
+        "08_nitrolite_v1_two_chains.ipynb",
         "dashboard.ipynb",
     } <= names
 

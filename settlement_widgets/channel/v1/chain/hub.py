@@ -392,9 +392,11 @@ class ChannelHubClient(ContractClient):
         ).call()
         return to_checksum(address), int(registered_at)
 
-    async def _escrow_data(self, function: str, escrow_id: str | bytes) -> HubEscrowData:
+    async def _escrow_data(
+        self, function: str, escrow_id: str | bytes, block: int | str = "latest"
+    ) -> HubEscrowData:
         eid = _channel_id_hex(escrow_id)
-        raw = await getattr(self.contract.functions, function)(eid).call()
+        raw = await getattr(self.contract.functions, function)(eid).call(block_identifier=block)
         values = {
             param["name"]: _to_json(param, value)
             for param, value in zip(_outputs(self._abi, function), raw, strict=True)
@@ -411,9 +413,12 @@ class ChannelHubClient(ContractClient):
             status_code=status,
         )
 
-    async def get_escrow_deposit_data(self, escrow_id: str | bytes) -> HubEscrowData:
-        """``getEscrowDepositData`` (a record this hub never held reads as ``"VOID"``)."""
-        return await self._escrow_data("getEscrowDepositData", escrow_id)
+    async def get_escrow_deposit_data(
+        self, escrow_id: str | bytes, *, block: int | str = "latest"
+    ) -> HubEscrowData:
+        """``getEscrowDepositData`` (a record this hub never held reads as ``"VOID"``), as of
+        ``block``."""
+        return await self._escrow_data("getEscrowDepositData", escrow_id, block)
 
     async def get_escrow_withdrawal_data(self, escrow_id: str | bytes) -> HubEscrowData:
         """``getEscrowWithdrawalData`` (``unlock_at`` is always 0)."""

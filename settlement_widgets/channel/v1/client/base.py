@@ -52,6 +52,7 @@ EVENTS: Final = (
 
 #: transition types (Nitrolite v1.4.1 ``core/types.ts``)
 _ACK, _DEPOSIT, _WITHDRAW, _SEND, _RECEIVE, _FINALIZE = 1, 10, 11, 30, 31, 200
+_MUTUAL_LOCK, _ESCROW_DEPOSIT = 120, 20
 _QUORUM_WALLET: Final = b"\xa1"
 
 
@@ -100,6 +101,8 @@ class ProviderV1Base:
         self.network = network
         self.wallet = wallet
         self.hub = ChannelHubClient(wallet, network.contracts.channel_hub)
+        #: our hub on the node's other chains (escrow operations), by chain id
+        self._hubs_elsewhere: dict[int, ChannelHubClient] = {}
         self._own_store = store is None
         self._store = store
         self._client = client or V1RpcClient(network.node_url)
@@ -259,8 +262,12 @@ class ProviderV1Base:
         self._client.home_blockchains[self._asset] = self.network.chain_id
 
     async def close(self) -> None:
-        """Close the node connection and the store (if this provider opened it)."""
+        """Close the node connection, the wallets this provider opened on other chains and
+        the store (if this provider opened it)."""
         await self._client.close()
+        hubs, self._hubs_elsewhere = self._hubs_elsewhere, {}
+        for hub in hubs.values():
+            await hub.signer.aclose()
         if self._own_store and self._store is not None:
             self._store.close()
             self._store = None

@@ -5,12 +5,13 @@ checkpoint, each a node-signed state run on the ``ChannelHub`` and counted by th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....addresses import validate_address
 from ....errors import (
     ChannelNotFoundError,
     ChannelStateError,
+    ConfigurationError,
     InsufficientBalanceError,
     InvalidAmountError,
     InvalidStateError,
@@ -18,7 +19,7 @@ from ....errors import (
     TransactionFailedError,
 )
 from ...models import Channel, Tx
-from ..chain.hub import HubTx, contract_definition
+from ..chain.hub import ChannelHubClient, HubTx, contract_definition
 from ..core.calldata import contract_state_from_wire
 from ..core.state import pack_challenge_state
 from .base import (
@@ -26,6 +27,9 @@ from .base import (
     ProviderV1Base,
 )
 from .nonces import free_channel_nonce
+
+if TYPE_CHECKING:
+    from ....networks import Network
 
 __all__ = ["OnChainOps"]
 
@@ -176,17 +180,41 @@ class OnChainOps(ProviderV1Base):
                 f"this provider settles {self._asset} (token {self.token}), not {asset}"
             )
 
-    async def _ensure_allowance(self, units: int) -> None:
-        token = self.token
+    async def _ensure_allowance(
+        self, units: int, *, hub: ChannelHubClient | None = None, token: str | None = None
+    ) -> None:
+        """The wallet holds ``units`` of ``token`` (default: the home token) and ``hub``
+        (default: the home hub) may pull them."""
+        hub = hub or self.hub
+        token = token or self.token
         if int(token, 16) == 0:
             return  # the native token is sent as the value
-        balance = await self.hub.token_balance(token)
+        balance = await hub.token_balance(token)
         if balance < units:
             raise InsufficientBalanceError(
                 f"the wallet holds {self._amount(balance)}, {self._amount(units)} are needed"
             )
-        if await self.hub.allowance(token) < units:
-            await self.hub.approve(token, units)
+        if await hub.allowance(token) < units:
+            await hub.approve(token, units)
+
+    def _hub_on(self, chain_id: int) -> ChannelHubClient:
+        """Our ChannelHub client on another chain the node serves, signing with this
+        wallet's key there (one client per chain: it keeps the wallet's nonces)."""
+        hub = self._hubs_elsewhere.get(chain_id)
+        if hub is None:
+            from ....wallet import WalletClient
+
+            there = self.network.on_chain(chain_id)
+            key = getattr(self.wallet, "key", None)
+            if key is None or there.contracts.channel_hub is None:
+                raise ConfigurationError(
+                    f"acting on chain {chain_id} needs a WalletClient (its key signs there too)"
+                )
+            hub = ChannelHubClient(
+                WalletClient(key, rpc_url=there.rpc_url), there.contracts.channel_hub
+            )
+            self._hubs_elsewhere[chain_id] = hub
+        return hub
 
     def _definition(self, channel_id: str) -> dict[str, Any]:
         record = self.store.channel(channel_id)
@@ -221,6 +249,9 @@ class OnChainOps(ProviderV1Base):
                 tx = await self.hub.close_channel(channel_id, contract_state)
             elif step == "checkpoint":
                 tx = await self.hub.checkpoint_channel(channel_id, contract_state)
+            elif step == "escrow_deposit":
+                hub = self._hub_on(int(state["escrow_ledger"]["blockchain_id"]))
+                tx = await hub.initiate_escrow_deposit(self._definition(channel_id), contract_state)
             elif step == "challenge":
                 sig = await self.wallet.sign_message(
                     pack_challenge_state(state, self._client.assets.cached_token_decimals)
@@ -240,6 +271,7 @@ class OnChainOps(ProviderV1Base):
             "deposit": "active",
             "withdraw": "active",
             "checkpoint": "active",
+            "escrow_deposit": "active",
             "close": "final",
             "challenge": "dispute",
         }[step]
@@ -247,7 +279,10 @@ class OnChainOps(ProviderV1Base):
             self.store.put_onchain(channel_id, step, state, status="done", tx_hash=tx.tx_hash)
             self.store.put_tx(tx.tx_hash, step=step, channel_id=channel_id, status="mined")
             self.store.set_channel_status(channel_id, status)
-        await self._until_node_confirms(tx)
+        if step == "escrow_deposit":
+            await self._until_node_confirms(tx, hub.signer.w3)
+        else:
+            await self._until_node_confirms(tx)
         channel = self.get_channel(channel_id)
         event = {"final": "channel_closed", "dispute": "channel_challenged"}.get(
             status, "channel_updated"
@@ -255,7 +290,7 @@ class OnChainOps(ProviderV1Base):
         self._emit(event, channel)
         return tx
 
-    async def _until_node_confirms(self, tx: HubTx) -> None:
+    async def _until_node_confirms(self, tx: HubTx, w3: Any = None) -> None:
         """Wait until the chain's clock is ``confirmation_delay_secs`` past ``tx``'s block:
         the node counts an on-chain step only then (Nitronode v1.4.1's confirmation gate)
         and refuses the next state before ("home deposit is still ongoing"), so returning
@@ -264,9 +299,10 @@ class OnChainOps(ProviderV1Base):
             return
         from ....chain_clock import wait_for_chain_time
 
-        block = await self.wallet.w3.eth.get_block(tx.block_number)
+        w3 = w3 or self.wallet.w3
+        block = await w3.eth.get_block(tx.block_number)
         target = int(block["timestamp"]) + self._confirmation_delay
-        await wait_for_chain_time(self.wallet.w3, target, poll_interval=1.0)
+        await wait_for_chain_time(w3, target, poll_interval=1.0)
 
     def _open_channel_id(self, channel_id: str | None) -> str:
         channels = self.store.channels()
@@ -294,6 +330,44 @@ class OnChainOps(ProviderV1Base):
             async with self._node_may_refuse():
                 state = await self._client.deposit(self.network.chain_id, self._asset, display)
             return self._tx(await self._store_and_run(cid, "deposit", state), "deposit", cid)
+
+    async def deposit_from(
+        self, chain_id: int, amount: int, *, channel_id: str | None = None
+    ) -> Tx:
+        """Move ``amount`` from the wallet on another chain the node serves into the home
+        channel (a Nitrolite v1 escrow deposit): a ``mutual_lock`` state both sign, then
+        ``initiateEscrowDeposit`` on ``chain_id`` locks the tokens there, then an
+        ``escrow_deposit`` state credits them to the home balance (the node co-signs it only
+        once that chain holds them, and finalizes the escrow to its vault). Returns the
+        ``chain_id`` transaction. Yellow's node v1.4.1 refuses the transition ("transition is
+        not supported yet"); the sandbox's node implements it (``node/escrows.py``)."""
+        await self.connect()
+        if not amount:
+            raise InvalidAmountError("a deposit must be positive")
+        if chain_id == self.network.chain_id:
+            raise SettlementValueError(
+                f"chain {chain_id} holds the home channel: use deposit() for it"
+            )
+        there = self.network.on_chain(chain_id)
+        display = self._display(amount)
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            hub = self._hub_on(chain_id)
+            token = await self._client.assets.token_address(self._asset, chain_id)
+            await self._ensure_allowance(amount, hub=hub, token=token)
+            async with self._node_may_refuse():
+                lock = await self._client.mutual_lock(self._asset, chain_id, display)
+            tx = await self._store_and_run(cid, "escrow_deposit", lock)
+            await self._credit_escrow(lock)
+        return self._tx(tx, "escrow_deposit", cid, network=there)
+
+    async def _credit_escrow(self, lock: Mapping[str, Any]) -> dict[str, Any]:
+        """The escrow deposit's second state, on the co-signed ``lock`` (whose escrow the
+        chain holds): written ahead, co-signed, stored."""
+        async with self._node_may_refuse():
+            state = await self._client.escrow_deposit(lock, lock["transition"]["amount"])
+        self.store.put_state(state)
+        return state
 
     async def resize(self, channel_id: str, amount: int) -> Tx:
         """v0.5's name for funding a channel: a deposit (positive) or withdrawal (negative)."""
@@ -375,10 +449,10 @@ class OnChainOps(ProviderV1Base):
                 raise ChannelStateError(f"channel {cid} has no co-signed state to checkpoint")
             return self._tx(await self._store_and_run(cid, "checkpoint", state), "checkpoint", cid)
 
-    def _tx(self, tx: HubTx, step: str, channel_id: str) -> Tx:
+    def _tx(self, tx: HubTx, step: str, channel_id: str, *, network: Network | None = None) -> Tx:
         return Tx(
             hash=tx.tx_hash,
-            explorer_url=self.network.explorer.tx_url(tx.tx_hash),
+            explorer_url=(network or self.network).explorer.tx_url(tx.tx_hash),
             step=step,
             channel_id=channel_id,
             block_number=tx.block_number,

@@ -35,6 +35,7 @@ from ....errors import (
 )
 from .app_sessions import AppSessionsMixin
 from .base import (
+    _MUTUAL_LOCK,
     _SEND,
     EVENTS,
     default_v1_store_path,
@@ -95,7 +96,26 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                     continue
                 await self._run_onchain(row["channel_id"], row["step"], state)
                 done.append(f"sent {row['step']} for version {row['version']}")
+            lock = self._escrow_to_credit()
+            if lock is not None:
+                await self._credit_escrow(lock)
+                done.append(f"credited the escrow deposit of version {lock['version']}")
         return done
+
+    def _escrow_to_credit(self) -> dict[str, Any] | None:
+        """A co-signed mutual lock whose escrow the chain took (its on-chain step is done)
+        but whose crediting state was never co-signed: the process died in between."""
+        latest = self.store.latest_state(self._asset)
+        if (
+            latest is None
+            or not latest.get("node_sig")
+            or int(latest["transition"]["type"]) != _MUTUAL_LOCK
+        ):
+            return None
+        for row in self.store.onchain(status="done"):
+            if row["step"] == "escrow_deposit" and int(row["version"]) == int(latest["version"]):
+                return latest
+        return None
 
     async def _resubmit(self, state: Mapping[str, Any]) -> None:
         record = self.store.channel(str(state.get("home_channel_id") or ""))
@@ -121,6 +141,12 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
             self._record_transfer(state, "out", str(transition["account_id"]))
 
     async def _onchain_done(self, row: Mapping[str, Any]) -> bool:
+        if row["step"] == "escrow_deposit":
+            state = self.store.state_at(row["asset"], row["epoch"], row["version"])
+            assert state is not None  # the caller read it
+            hub = self._hub_on(int(state["escrow_ledger"]["blockchain_id"]))
+            escrow = await hub.get_escrow_deposit_data(str(state["escrow_channel_id"]))
+            return escrow.status != "VOID"
         data = await self.hub.get_channel_data(row["channel_id"])
         if row["step"] == "create":
             return data.status != "VOID"

@@ -413,6 +413,33 @@ class V1ClientCore(ClientQueries):
             nonce=nonce,
         )
 
+    async def mutual_lock(
+        self, asset: str, blockchain_id: int | str, amount: Decimal | str | int
+    ) -> dict[str, Any]:
+        """The co-signed ``mutual_lock`` state that starts an escrow deposit of ``amount``
+        from ``blockchain_id`` (core ``applyMutualLockTransition``; no SDK client method
+        sends it, and Yellow's node v1.4.1 refuses it: see ``node/escrows.py``)."""
+        wallet = self._signer().address
+        chain = int(blockchain_id)
+        state = await self.get_latest_state(wallet, asset, False)
+        if not self._is_open(state):
+            raise InvalidStateError(f"no open home channel for {asset}")
+        assert state is not None
+        spec = {
+            "type": 120,
+            "blockchain_id": chain,
+            "token_address": await self.assets.token_address(asset, chain),
+            "amount": amount,
+        }
+        return await self._advance(state, spec)
+
+    async def escrow_deposit(
+        self, current: Mapping[str, Any], amount: Decimal | str | int
+    ) -> dict[str, Any]:
+        """The co-signed ``escrow_deposit`` state on ``current`` (the co-signed mutual lock):
+        the escrowed ``amount`` credited to the home balance."""
+        return await self._advance(current, {"type": 20, "amount": amount})
+
     async def close_home_channel(self, asset: str) -> dict[str, Any]:
         """The finalize state (user balance paid out); on-chain ``closeChannel`` is separate."""
         wallet = self._signer().address

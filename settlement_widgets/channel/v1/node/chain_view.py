@@ -35,6 +35,7 @@ from ..core.ids import as_bytes32
 
 if TYPE_CHECKING:
     from ..chain.hub import ChannelHubClient
+    from ..chain.hub_types import HubEscrowData
 
 __all__ = [
     "CHANNEL_STATUSES",
@@ -277,6 +278,17 @@ class ConfirmedHubView:
     async def enforced_user_balance(self, channel_id: str) -> int:
         return (await self._read(channel_id)).user_allocation
 
+    async def escrow_deposit(self, escrow_id: str, delay_secs: int) -> HubEscrowData | None:
+        """The escrow deposit record on this chain as it stood ``delay_secs`` (chain time)
+        before the latest block (None: the chain is younger than that)."""
+        if delay_secs <= 0:
+            head = await self._head()
+            return await self._hub.get_escrow_deposit_data(escrow_id, block=int(head["number"]))
+        block = await self.confirmed_block(delay_secs)
+        if block is None:
+            return None
+        return await self._hub.get_escrow_deposit_data(escrow_id, block=block)
+
 
 class ChainViews:
     """One node, several chains: a :class:`ConfirmedChainView` per blockchain id, each
@@ -302,6 +314,10 @@ class ChainViews:
     @property
     def views(self) -> Mapping[int, ConfirmedChainView]:
         return self._views
+
+    def on(self, chain_id: int) -> ConfirmedChainView | None:
+        """The view of chain ``chain_id`` (None: the node does not watch it)."""
+        return self._views.get(chain_id)
 
     def _view_of(self, channel_id: str) -> ConfirmedChainView | None:
         chain = self._locate(channel_id)

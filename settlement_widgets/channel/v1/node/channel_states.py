@@ -27,6 +27,7 @@ from ..core.state import (
 )
 from ..core.transitions import sig_validators_from_bitmap
 from .chain_view import VOID_CHANNEL
+from .escrows import EscrowDeposits
 from .params import (
     _CREATION_TYPES,
     _NOT_YET,
@@ -49,7 +50,7 @@ from .signatures import SessionKeyAuth, decode_hex, recover_eip191, split_channe
 __all__ = ["ChannelStates"]
 
 
-class ChannelStates(NodeReads):
+class ChannelStates(EscrowDeposits, NodeReads):
     """Channel creation and state submission (and the checks they share)."""
 
     # --- channels: state submission -------------------------------------------------------
@@ -234,6 +235,11 @@ class ChannelStates(NodeReads):
             )
         elif kind == T.HOME_DEPOSIT:
             self._record(state, int(kind), channel["channel_id"], wallet)
+        elif kind in (T.MUTUAL_LOCK, T.ESCROW_DEPOSIT):
+            self.record_escrow(state)
+            if kind == T.ESCROW_DEPOSIT:
+                self._record(state, int(kind), str(state["escrow_channel_id"]), wallet)
+                self.escrow_work = True
         elif kind in (T.HOME_WITHDRAWAL, T.FINALIZE):
             self._record(state, int(kind), wallet, channel["channel_id"])
 
@@ -348,6 +354,10 @@ class ChannelStates(NodeReads):
         self._check_receiver(state)
         self._check_advancement(previous, state)
         self.backing.check_backed(previous, state, channel["channel_id"], chain)
+        if kind == T.MUTUAL_LOCK:
+            await self.check_mutual_lock(state)
+        elif kind == T.ESCROW_DEPOSIT:
+            await self.check_escrow_deposit(state)
         approved = sig_validators_from_bitmap(channel["approved_sig_validators"])
         packed = self._verify_user_sig(state, approved)
         sign_receiver = await self._receiver_signable(state)

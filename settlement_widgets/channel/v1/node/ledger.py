@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS channels (channel_id TEXT PRIMARY KEY, body TEXT NOT 
 CREATE TABLE IF NOT EXISTS transactions (seq INTEGER PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS app_sessions (app_session_id TEXT PRIMARY KEY, body TEXT NOT NULL)
     WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS escrows (escrow_id TEXT PRIMARY KEY, body TEXT NOT NULL)
+    WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS key_states (
     kind TEXT NOT NULL, user TEXT NOT NULL, session_key TEXT NOT NULL, version INTEGER NOT NULL,
     body TEXT NOT NULL, PRIMARY KEY (kind, user, session_key, version)) WITHOUT ROWID;
@@ -53,6 +55,7 @@ _COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "transactions": ("seq", "body"),
     "app_sessions": ("app_session_id", "body"),
     "key_states": ("kind", "user", "session_key", "version", "body"),
+    "escrows": ("escrow_id", "body"),
 }
 
 
@@ -154,6 +157,10 @@ class NitronodeLedger:
         ):
             key = (row["kind"], row["user"], row["session_key"])
             self.key_states.setdefault(key, []).append(json.loads(row["body"]))
+        self.escrows: dict[str, dict[str, Any]] = {
+            r["escrow_id"]: json.loads(r["body"])
+            for r in conn.execute("SELECT escrow_id, body FROM escrows")
+        }
         self._batch = Batch()
         self._seq = 0
 
@@ -278,6 +285,13 @@ class NitronodeLedger:
             (session["app_session_id"],),
             (session["app_session_id"], _dumps(session)),
         )
+
+    # --- cross-chain escrows ------------------------------------------------------------------
+
+    def put_escrow(self, escrow: dict[str, Any]) -> None:
+        """Store (or replace) an escrow operation's record (:mod:`.escrows`)."""
+        self.escrows[escrow["escrow_id"]] = escrow
+        self._put("escrows", (escrow["escrow_id"],), (escrow["escrow_id"], _dumps(escrow)))
 
     # --- session keys -------------------------------------------------------------------------
 

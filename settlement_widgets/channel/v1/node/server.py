@@ -86,6 +86,7 @@ class NitronodeNode(NodeServer):
         self.service: NitronodeService | None = None
         self.committer: GroupCommitter | None = None
         self._lock = asyncio.Lock()
+        self._settling: asyncio.Task[None] | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -108,6 +109,7 @@ class NitronodeNode(NodeServer):
         committer.start(asyncio.get_running_loop())
         await committer.flush()
         self.service = NitronodeService(config, ledger, chain_view=self.chain_view)
+        self._kick_settlement()  # what a previous run credited and did not settle
         await self._listen(
             self._serve,
             config.port,
@@ -122,6 +124,8 @@ class NitronodeNode(NodeServer):
             return
         self._closing = True
         await self._stop_listening()
+        if self._settling is not None:
+            await asyncio.gather(self._settling, return_exceptions=True)
         if self.committer is not None:
             await self.committer.aclose()
 
@@ -175,6 +179,9 @@ class NitronodeNode(NodeServer):
         else:
             reply = await self._answer(service, request, requests)
         committer.after(committer.kick(), outbox.push, encode_frame(reply).encode())
+        if service.escrow_work:
+            service.escrow_work = False
+            self._kick_settlement()
 
     async def _answer(
         self, service: NitronodeService, request: Frame, requests: TokenBucket
@@ -195,6 +202,39 @@ class NitronodeNode(NodeServer):
             _log.exception("Nitronode handler failed on %s", request.method)
             return error_frame(request.request_id, request.method, INTERNAL_ERROR, _now_ms())
         return Frame(MessageType.RESPONSE, request.request_id, request.method, result, _now_ms())
+
+    # --- escrow settlement (see .escrows) -----------------------------------------------------
+
+    def _kick_settlement(self) -> None:
+        """Settle credited escrow deposits on their chains, one task at a time."""
+        if self._settling is not None and not self._settling.done():
+            self._settling.add_done_callback(lambda _t: self._kick_settlement())
+            return
+        service = self.service
+        if service is None or not service.escrows_to_settle() or self._closing:
+            return
+        self._settling = asyncio.get_running_loop().create_task(self._settle())
+
+    async def _settle(self) -> None:
+        """Finalize every credited escrow deposit on its chain, after the states that
+        credited them are committed (never a deposit taken for a credit that a crash could
+        undo), then commit the records. A failure is logged and retried on the next
+        credit or restart."""
+        committer, service = self.committer, self.service
+        assert committer is not None and service is not None
+        await committer.flush()
+        for escrow in service.escrows_to_settle():
+            try:
+                await service.settle_escrow(escrow)
+            except Exception:
+                _log.exception("settling escrow deposit %s failed", escrow["escrow_id"])
+        await committer.flush()
+
+    async def settled(self) -> None:
+        """Return once every credited escrow deposit is settled on its chain (tests: an
+        operation's effects are visible when it returns)."""
+        while self._settling is not None and not self._settling.done():
+            await asyncio.shield(self._settling)
 
     # --- node-side helpers --------------------------------------------------------------------
 

@@ -1,0 +1,168 @@
+"""The Nitronode's cross-chain escrow deposits: a deposit from another chain into the home
+channel (``mutual_lock`` then ``escrow_deposit``).
+
+Yellow's Nitronode v1.4.1 refuses these transitions ("transition is not supported yet"); the
+upstream handler keeps its intended flow commented out (``submit_state.go``: an escrow
+channel record on ``mutual_lock``, the ``escrow_deposit`` after it). We implement that flow
+on our ChannelHub, which has the reference hub's escrow rules:
+
+1. ``mutual_lock`` (intent INITIATE_ESCROW_DEPOSIT): the user proposes to lock ``a`` on the
+   escrow chain; the home ledger shows the node's matching lock. The node co-signs when the
+   home channel operates on chain and it serves the asset's token on the escrow chain, and
+   records the escrow (``locked``).
+2. The user sends ``initiateEscrowDeposit`` on the escrow chain: the hub pulls ``a`` into an
+   escrow record (INITIALIZED, unlocking to the node's vault after three hours).
+3. ``escrow_deposit`` (intent FINALIZE_ESCROW_DEPOSIT) credits ``a`` to the user's home
+   balance. The node co-signs it only once the escrow chain shows the record INITIALIZED
+   with exactly ``a`` locked, as of its confirmation delay (never unbacked funds), and the
+   escrow becomes ``credited``.
+4. The node then sends ``finalizeEscrowDeposit`` on the escrow chain (the deposit to its
+   vault), after the state is committed, and the escrow becomes ``settled``. A record the
+   user disputed (``challengeEscrowDeposit``) can still be finalized until its dispute
+   expires; the node does it at once, so a user credited off chain cannot also take the
+   deposit back. A restarted node settles what is still ``credited``.
+
+Not done here (reported): the node's lock on the home chain (``initiateEscrowDeposit`` /
+``finalizeEscrowDeposit`` on the home side, which only checkpoint the home channel; the
+home balance is enforced on close either way), escrow withdrawals and migration.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from ..core.decimals import to_units
+from .chain_view import ChainViews, ConfirmedHubView
+from .params import T, _fail
+
+if TYPE_CHECKING:
+    from ..chain.hub import HubTx
+    from .config import NitronodeConfig
+    from .ledger import NitronodeLedger
+
+__all__ = ["ESCROW_NOT_LOCKED", "EscrowDeposits"]
+
+_log = logging.getLogger(__name__)
+
+#: the refusal of an escrow_deposit whose funds the escrow chain does not hold (yet)
+ESCROW_NOT_LOCKED: Final = "escrow deposit is not locked on its chain yet"
+_INITIALIZED: Final = 1
+_FINALIZED: Final = 3
+
+
+class EscrowDeposits:
+    """Mixin of the node's state handlers: the escrow-deposit checks, records and their
+    settlement on the escrow chain."""
+
+    config: NitronodeConfig
+    ledger: NitronodeLedger
+    chain_view: Any
+    #: set when a handler credited an escrow deposit: the server settles it once committed
+    escrow_work: bool = False
+
+    def _escrow_view(self, chain_id: int) -> ConfirmedHubView | None:
+        """The node's view (and hub client) of ``chain_id``, if it watches that chain."""
+        view = self.chain_view
+        if isinstance(view, ChainViews):
+            view = view.on(chain_id)
+        elif self.config.chains and self.config.chains[0].blockchain_id != chain_id:
+            view = None
+        return view if isinstance(view, ConfirmedHubView) else None
+
+    def _escrow_chain(self, state: Mapping[str, Any]) -> tuple[int, str, int]:
+        """(chain id, token, token decimals) of the state's escrow ledger, checked against
+        what the node serves."""
+        escrow = state.get("escrow_ledger") or {}
+        chain_id = int(escrow.get("blockchain_id") or 0)
+        asset = self.config.asset(state["asset"])
+        token = asset.token_on(chain_id) if asset is not None else None
+        if (
+            self.config.chain(chain_id) is None
+            or token is None
+            or token.address.lower() != str(escrow.get("token_address", "")).lower()
+        ):
+            raise _fail(
+                f"asset {state['asset']} is not supported on blockchain {chain_id} with token "
+                f"address {escrow.get('token_address')}"
+            )
+        if self._escrow_view(chain_id) is None:
+            raise _fail(f"the node does not watch blockchain {chain_id}")
+        return chain_id, token.address, token.decimals
+
+    async def check_mutual_lock(self, state: Mapping[str, Any]) -> None:
+        """A mutual lock names an escrow chain and token the node serves (the home channel
+        operating on chain is checked for every submitted state)."""
+        self._escrow_chain(state)
+
+    async def check_escrow_deposit(self, state: Mapping[str, Any]) -> None:
+        """The escrow chain holds the deposit: the record of this escrow is INITIALIZED for
+        the home channel with exactly the amount locked, as of the chain's confirmation
+        delay."""
+        chain_id, _token, decimals = self._escrow_chain(state)
+        view = self._escrow_view(chain_id)
+        assert view is not None
+        escrow_id = str(state["escrow_channel_id"])
+        chain = self.config.chain(chain_id)
+        delay = int(chain.confirmation_delay_secs) if chain is not None else 0
+        record = await view.escrow_deposit(escrow_id, delay)
+        amount = to_units(state["transition"]["amount"], decimals)
+        if (
+            record is None
+            or record.status_code != _INITIALIZED
+            or record.channel_id.lower() != str(state["home_channel_id"]).lower()
+            or record.locked_amount != amount
+        ):
+            raise _fail(ESCROW_NOT_LOCKED)
+
+    def record_escrow(self, state: Mapping[str, Any]) -> None:
+        """The escrow's record after its state is co-signed (same commit as the state)."""
+        kind = int(state["transition"]["type"])
+        escrow_id = str(state["escrow_channel_id"])
+        if kind == T.MUTUAL_LOCK:
+            escrow = state["escrow_ledger"]
+            self.ledger.put_escrow(
+                {
+                    "escrow_id": escrow_id,
+                    "kind": "deposit",
+                    "channel_id": state["home_channel_id"],
+                    "user_wallet": state["user_wallet"],
+                    "asset": state["asset"],
+                    "blockchain_id": str(escrow["blockchain_id"]),
+                    "token_address": escrow["token_address"],
+                    "amount": state["transition"]["amount"],
+                    "lock_version": state["version"],
+                    "status": "locked",
+                }
+            )
+        elif kind == T.ESCROW_DEPOSIT:
+            record = dict(self.ledger.escrows[escrow_id])
+            record |= {"status": "credited", "credit_state": dict(state)}
+            self.ledger.put_escrow(record)
+
+    def escrows_to_settle(self) -> list[dict[str, Any]]:
+        """Credited escrow deposits the node has not finalized on their chain yet."""
+        return [e for e in self.ledger.escrows.values() if e["status"] == "credited"]
+
+    async def settle_escrow(self, escrow: Mapping[str, Any]) -> HubTx | None:
+        """``finalizeEscrowDeposit`` on the escrow chain with the co-signed credit state (the
+        deposit goes to the node's vault); skipped when the chain shows it finalized (a
+        restart after the transaction). Marks the record ``settled``; the caller commits."""
+        from ..core.calldata import contract_state_from_wire
+
+        chain_id = int(escrow["blockchain_id"])
+        view = self._escrow_view(chain_id)
+        if view is None:
+            raise _fail(f"the node does not watch blockchain {chain_id}")
+        hub = view.hub
+        tx: HubTx | None = None
+        record = await hub.get_escrow_deposit_data(escrow["escrow_id"])
+        if record.status_code != _FINALIZED:
+            state = contract_state_from_wire(escrow["credit_state"], self.config.token_decimals())
+            tx = await hub.finalize_escrow_deposit(escrow["channel_id"], escrow["escrow_id"], state)
+        settled = {**escrow, "status": "settled"}
+        if tx is not None:
+            settled["settle_tx"] = tx.tx_hash
+        self.ledger.put_escrow(settled)
+        return tx
