@@ -21,7 +21,7 @@ from channel_helpers import BACKENDS, U
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 from settlement_widgets.contracts import load_artifact
-from settlement_widgets.errors import InvalidNetworkError, RelayError
+from settlement_widgets.errors import InvalidNetworkError, RelayError, RelayUnavailableError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
@@ -253,3 +253,63 @@ async def test_a_restarted_node_settles_the_escrow_it_credited(sb: LocalSandbox)
         assert await erin.balances() == {erin.asset: 3 * U}  # the provider reconnects
     finally:
         await erin.close()
+
+
+async def test_a_deposit_from_cut_short_is_finished_by_the_next_provider(
+    sb: LocalSandbox,
+) -> None:
+    """The process dies after the mutual lock is co-signed (before the escrow transaction),
+    then again after the escrow is locked (before the credit): each time the next provider's
+    recover() (run on connect) finishes the step, and the deposit is credited once."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await _fund(sb, first, wallet.address, 2 * U)
+    await _fund(sb, second, wallet.address, 2 * U)
+    frank = await ChannelProviderV1(first, wallet).connect()
+    store = frank.store.path
+    await frank.create_channel(frank.node_address, frank.asset, 2 * U)
+
+    hub = frank._hub_on(SECOND)
+
+    async def dies(*_a: Any, **_k: Any) -> Any:
+        raise RelayUnavailableError("the process died before sending the escrow transaction")
+
+    hub.initiate_escrow_deposit = dies  # type: ignore[method-assign]
+    with pytest.raises(RelayUnavailableError):
+        await frank.deposit_from(SECOND, U)
+    await frank.close()
+    assert await _tokens(sb, second, wallet.address) == 2 * U  # nothing left the wallet yet
+
+    again = await ChannelProviderV1(first, wallet).connect()  # recovers: escrow, then credit
+    try:
+        assert await _tokens(sb, second, wallet.address) == U
+        assert await again.balances() == {again.asset: 3 * U}
+        latest = again.store.latest_state(again.asset)
+        assert latest is not None and int(latest["transition"]["type"]) == 20
+        assert latest["node_sig"]
+        assert again.store.path == store
+    finally:
+        await again.close()
+
+    # the second cut: the escrow is locked, the credit never sent
+    third = await ChannelProviderV1(first, wallet).connect()
+    credit = third.client.escrow_deposit
+
+    async def lost(*_a: Any, **_k: Any) -> Any:
+        raise RelayUnavailableError("connection lost before the credit")
+
+    third.client.escrow_deposit = lost  # type: ignore[method-assign]
+    with pytest.raises(RelayUnavailableError):
+        await third.deposit_from(SECOND, U // 2)
+    third.client.escrow_deposit = credit  # type: ignore[method-assign]
+    await third.close()
+    fourth = await ChannelProviderV1(first, wallet).connect()
+    try:
+        assert await fourth.balances() == {fourth.asset: 3 * U + U // 2}
+        assert await _tokens(sb, second, wallet.address) == U // 2
+        assert sb.nitronode is not None
+        await sb.nitronode.settled()
+        again_done = await fourth.recover()  # nothing left to do: credited once
+        assert again_done == []
+    finally:
+        await fourth.close()
