@@ -313,3 +313,92 @@ async def test_a_deposit_from_cut_short_is_finished_by_the_next_provider(
         assert again_done == []
     finally:
         await fourth.close()
+
+
+async def test_a_withdrawal_to_the_other_chain_is_paid_there_from_the_nodes_vault(
+    sb: LocalSandbox,
+) -> None:
+    """withdraw_to: the node's lock on the second chain, the debit at home, the payout to the
+    wallet there; the node refuses a lock larger than the backed balance and a debit before
+    its lock is on that chain."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await _fund(sb, first, wallet.address, 5 * U)
+    await _fund(sb, second, wallet.address, 0)
+    gina = await ChannelProviderV1(first, wallet).connect()
+    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    vault = await hub_b.get_node_balance(str(second.token))
+    try:
+        channel = await gina.create_channel(gina.node_address, gina.asset, 5 * U)
+        with pytest.raises(RelayError, match="insufficient backed funds"):
+            await gina.withdraw_to(SECOND, 6 * U, channel_id=channel.id)
+        payout = await gina.withdraw_to(SECOND, 2 * U, channel_id=channel.id)
+        assert f"/chain/{SECOND}/" in payout.explorer_url
+        assert await _tokens(sb, second, wallet.address) == 2 * U
+        assert await _tokens(sb, first, wallet.address) == 0
+        assert await gina.balances() == {gina.asset: 3 * U}
+        assert await hub_b.get_node_balance(str(second.token)) == vault - 2 * U
+        latest = gina.store.latest_state(gina.asset)
+        assert latest is not None and int(latest["transition"]["type"]) == 21
+        escrow = await hub_b.get_escrow_withdrawal_data(str(latest["escrow_channel_id"]))
+        assert (escrow.status, escrow.locked_amount) == ("FINALIZED", 0)
+        assert not gina.store.onchain(status="pending")
+
+        await gina.close_channel(channel.id)
+        assert await _tokens(sb, first, wallet.address) == 3 * U
+    finally:
+        await gina.close()
+
+    # the debit before the node's lock is on the second chain: refused, nothing moves
+    other = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await _fund(sb, first, other.address, 2 * U)
+    hana = await ChannelProviderV1(first, other).connect()
+    try:
+        await hana.create_channel(hana.node_address, hana.asset, 2 * U)
+        lock = await hana.client.escrow_lock(hana.asset, SECOND, "1")
+        with pytest.raises(RelayError, match="escrow withdrawal is not locked on its chain yet"):
+            await hana.client.escrow_withdraw(lock, "1")
+        assert await hana.balances() == {hana.asset: 2 * U}
+        # and over a pending lock, nothing but its withdrawal (a close would carry the
+        # escrow ledger, which the hub refuses)
+        with pytest.raises(RelayError, match="after escrow lock, only escrow withdraw"):
+            await hana.client.close_home_channel(hana.asset)
+    finally:
+        await hana.close()
+
+
+async def test_a_withdrawal_cut_short_is_finished_by_the_next_provider(sb: LocalSandbox) -> None:
+    """The process dies after the escrow lock is co-signed (before the escrow transaction),
+    then after the debit is co-signed (before the payout): the next provider's recover()
+    finishes each, and the wallet on the other chain is paid once."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await _fund(sb, first, wallet.address, 4 * U)
+    await _fund(sb, second, wallet.address, 0)
+    ivy = await ChannelProviderV1(first, wallet).connect()
+    await ivy.create_channel(ivy.node_address, ivy.asset, 4 * U)
+
+    async def dies(*_a: Any, **_k: Any) -> Any:
+        raise RelayUnavailableError("the process died before sending the transaction")
+
+    ivy._hub_on(SECOND).initiate_escrow_withdrawal = dies  # type: ignore[method-assign]
+    with pytest.raises(RelayUnavailableError):
+        await ivy.withdraw_to(SECOND, U)
+    await ivy.close()
+    again = await ChannelProviderV1(first, wallet).connect()  # lock, debit, payout
+    try:
+        assert await _tokens(sb, second, wallet.address) == U
+        assert await again.balances() == {again.asset: 3 * U}
+        again._hub_on(SECOND).finalize_escrow_withdrawal = dies  # type: ignore[method-assign]
+        with pytest.raises(RelayUnavailableError):
+            await again.withdraw_to(SECOND, U)
+    finally:
+        await again.close()
+    third = await ChannelProviderV1(first, wallet).connect()  # the payout only
+    try:
+        assert await _tokens(sb, second, wallet.address) == 2 * U
+        assert await third.balances() == {third.asset: 2 * U}
+        assert not third.store.onchain(status="pending")
+        assert await third.recover() == []
+    finally:
+        await third.close()

@@ -24,7 +24,10 @@ assert table.loc["deposit_from 31338", "alice off-chain"] == 7 and table.loc["de
 assert table.loc["deposit_from 31338", "node vault @31338"] - table.loc["start", "node vault @31338"] == 2
 assert table.loc["alice pays bob 3", "bob off-chain"] == 4
 assert table.loc["both closed", "bob wallet Δ @31338"] == 3 and table.loc["both closed", "bob wallet Δ @31337"] == 0
-assert table.loc["both closed", "alice wallet Δ @31337"] == -1 and table.loc["both closed", "alice wallet Δ @31338"] == -2
+assert table.loc["withdraw_to 31338", "alice off-chain"] == 3 and table.loc["withdraw_to 31338", "alice wallet Δ @31338"] == -1
+assert table.loc["alice pays bob 3", "node vault @31338"] - table.loc["withdraw_to 31338", "node vault @31338"] == 1
+assert payout.explorer_url == net.on_chain(OTHER).explorer.tx_url(payout.hash)
+assert table.loc["both closed", "alice wallet Δ @31337"] == -2 and table.loc["both closed", "alice wallet Δ @31338"] == -1
 assert escrow.status == "FINALIZED" and escrow.locked_amount == 0
 assert deposit.explorer_url == net.on_chain(OTHER).explorer.tx_url(deposit.hash) and "/chain/31338/" in deposit.explorer_url
 assert {t["chain"] for t in txs} == {HOME, OTHER}

@@ -420,9 +420,11 @@ class ChannelHubClient(ContractClient):
         ``block``."""
         return await self._escrow_data("getEscrowDepositData", escrow_id, block)
 
-    async def get_escrow_withdrawal_data(self, escrow_id: str | bytes) -> HubEscrowData:
-        """``getEscrowWithdrawalData`` (``unlock_at`` is always 0)."""
-        return await self._escrow_data("getEscrowWithdrawalData", escrow_id)
+    async def get_escrow_withdrawal_data(
+        self, escrow_id: str | bytes, *, block: int | str = "latest"
+    ) -> HubEscrowData:
+        """``getEscrowWithdrawalData`` (``unlock_at`` is always 0), as of ``block``."""
+        return await self._escrow_data("getEscrowWithdrawalData", escrow_id, block)
 
     async def get_escrow_deposit_ids(self, page: int = 0, page_size: int = 100) -> list[str]:
         """One page of the escrow deposit queue (purged entries included), oldest first."""

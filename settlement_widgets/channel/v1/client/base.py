@@ -52,7 +52,7 @@ EVENTS: Final = (
 
 #: transition types (Nitrolite v1.4.1 ``core/types.ts``)
 _ACK, _DEPOSIT, _WITHDRAW, _SEND, _RECEIVE, _FINALIZE = 1, 10, 11, 30, 31, 200
-_MUTUAL_LOCK, _ESCROW_DEPOSIT = 120, 20
+_MUTUAL_LOCK, _ESCROW_DEPOSIT, _ESCROW_LOCK, _ESCROW_WITHDRAW = 120, 20, 110, 21
 _QUORUM_WALLET: Final = b"\xa1"
 
 

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["OnChainOps"]
 
+#: on-chain steps sent on the escrow's chain, not the home chain
+_ESCROW_STEPS = ("escrow_deposit", "escrow_withdrawal", "escrow_payout")
+
 
 class OnChainOps(ProviderV1Base):
     """The channel's on-chain steps (see the module docstring)."""
@@ -249,9 +252,20 @@ class OnChainOps(ProviderV1Base):
                 tx = await self.hub.close_channel(channel_id, contract_state)
             elif step == "checkpoint":
                 tx = await self.hub.checkpoint_channel(channel_id, contract_state)
-            elif step == "escrow_deposit":
+            elif step in _ESCROW_STEPS:
                 hub = self._hub_on(int(state["escrow_ledger"]["blockchain_id"]))
-                tx = await hub.initiate_escrow_deposit(self._definition(channel_id), contract_state)
+                if step == "escrow_deposit":
+                    tx = await hub.initiate_escrow_deposit(
+                        self._definition(channel_id), contract_state
+                    )
+                elif step == "escrow_withdrawal":
+                    tx = await hub.initiate_escrow_withdrawal(
+                        self._definition(channel_id), contract_state
+                    )
+                else:  # the withdrawal's payout, with the co-signed escrow_withdraw
+                    tx = await hub.finalize_escrow_withdrawal(
+                        channel_id, str(state["escrow_channel_id"]), contract_state
+                    )
             elif step == "challenge":
                 sig = await self.wallet.sign_message(
                     pack_challenge_state(state, self._client.assets.cached_token_decimals)
@@ -272,6 +286,8 @@ class OnChainOps(ProviderV1Base):
             "withdraw": "active",
             "checkpoint": "active",
             "escrow_deposit": "active",
+            "escrow_withdrawal": "active",
+            "escrow_payout": "active",
             "close": "final",
             "challenge": "dispute",
         }[step]
@@ -279,7 +295,7 @@ class OnChainOps(ProviderV1Base):
             self.store.put_onchain(channel_id, step, state, status="done", tx_hash=tx.tx_hash)
             self.store.put_tx(tx.tx_hash, step=step, channel_id=channel_id, status="mined")
             self.store.set_channel_status(channel_id, status)
-        if step == "escrow_deposit":
+        if step in _ESCROW_STEPS:
             await self._until_node_confirms(tx, hub.signer.w3)
         else:
             await self._until_node_confirms(tx)
@@ -360,6 +376,39 @@ class OnChainOps(ProviderV1Base):
             tx = await self._store_and_run(cid, "escrow_deposit", lock)
             await self._credit_escrow(lock)
         return self._tx(tx, "escrow_deposit", cid, network=there)
+
+    async def withdraw_to(self, chain_id: int, amount: int, *, channel_id: str | None = None) -> Tx:
+        """Take ``amount`` out of the home channel to the wallet on another chain the node
+        serves (a Nitrolite v1 escrow withdrawal): an ``escrow_lock`` state both sign (the
+        node's lock of ``amount`` on ``chain_id``), ``initiateEscrowWithdrawal`` there moves
+        it from the node's vault into an escrow, an ``escrow_withdraw`` state debits it at
+        home (the node co-signs it only once that chain holds the lock), and
+        ``finalizeEscrowWithdrawal`` pays the wallet there. Returns that payout. Yellow's node
+        v1.4.1 refuses the transitions; the sandbox's node implements them."""
+        await self.connect()
+        if not amount:
+            raise InvalidAmountError("a withdrawal must be positive")
+        if chain_id == self.network.chain_id:
+            raise SettlementValueError(
+                f"chain {chain_id} holds the home channel: use withdraw() for it"
+            )
+        there = self.network.on_chain(chain_id)
+        display = self._display(amount)
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            self._hub_on(chain_id)  # a wallet that can act there, before anything is signed
+            async with self._node_may_refuse():
+                lock = await self._client.escrow_lock(self._asset, chain_id, display)
+            await self._store_and_run(cid, "escrow_withdrawal", lock)
+            tx = await self._pay_out_escrow(cid, lock)
+        return self._tx(tx, "escrow_payout", cid, network=there)
+
+    async def _pay_out_escrow(self, channel_id: str, lock: Mapping[str, Any]) -> HubTx:
+        """The withdrawal's second state on the co-signed ``lock`` (whose escrow the chain
+        holds), then its payout on that chain."""
+        async with self._node_may_refuse():
+            state = await self._client.escrow_withdraw(lock, lock["transition"]["amount"])
+        return await self._store_and_run(channel_id, "escrow_payout", state)
 
     async def _credit_escrow(self, lock: Mapping[str, Any]) -> dict[str, Any]:
         """The escrow deposit's second state, on the co-signed ``lock`` (whose escrow the

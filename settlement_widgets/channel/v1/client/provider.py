@@ -35,6 +35,7 @@ from ....errors import (
 )
 from .app_sessions import AppSessionsMixin
 from .base import (
+    _ESCROW_LOCK,
     _MUTUAL_LOCK,
     _SEND,
     EVENTS,
@@ -96,24 +97,27 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                     continue
                 await self._run_onchain(row["channel_id"], row["step"], state)
                 done.append(f"sent {row['step']} for version {row['version']}")
-            lock = self._escrow_to_credit()
-            if lock is not None:
+            lock = self._escrow_to_finish()
+            if lock is not None and int(lock["transition"]["type"]) == _MUTUAL_LOCK:
                 await self._credit_escrow(lock)
                 done.append(f"credited the escrow deposit of version {lock['version']}")
+            elif lock is not None:
+                cid = str(lock["home_channel_id"]).lower()
+                await self._pay_out_escrow(cid, lock)
+                done.append(f"paid out the escrow withdrawal of version {lock['version']}")
         return done
 
-    def _escrow_to_credit(self) -> dict[str, Any] | None:
-        """A co-signed mutual lock whose escrow the chain took (its on-chain step is done)
-        but whose crediting state was never co-signed: the process died in between."""
+    def _escrow_to_finish(self) -> dict[str, Any] | None:
+        """A co-signed mutual or escrow lock whose escrow the chain holds (its on-chain step
+        is done) but whose second state was never co-signed: the process died in between."""
         latest = self.store.latest_state(self._asset)
-        if (
-            latest is None
-            or not latest.get("node_sig")
-            or int(latest["transition"]["type"]) != _MUTUAL_LOCK
-        ):
+        if latest is None or not latest.get("node_sig"):
             return None
+        step = {_MUTUAL_LOCK: "escrow_deposit", _ESCROW_LOCK: "escrow_withdrawal"}.get(
+            int(latest["transition"]["type"])
+        )
         for row in self.store.onchain(status="done"):
-            if row["step"] == "escrow_deposit" and int(row["version"]) == int(latest["version"]):
+            if row["step"] == step and int(row["version"]) == int(latest["version"]):
                 return latest
         return None
 
@@ -141,12 +145,15 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
             self._record_transfer(state, "out", str(transition["account_id"]))
 
     async def _onchain_done(self, row: Mapping[str, Any]) -> bool:
-        if row["step"] == "escrow_deposit":
+        if row["step"] in ("escrow_deposit", "escrow_withdrawal", "escrow_payout"):
             state = self.store.state_at(row["asset"], row["epoch"], row["version"])
             assert state is not None  # the caller read it
             hub = self._hub_on(int(state["escrow_ledger"]["blockchain_id"]))
-            escrow = await hub.get_escrow_deposit_data(str(state["escrow_channel_id"]))
-            return escrow.status != "VOID"
+            escrow_id = str(state["escrow_channel_id"])
+            if row["step"] == "escrow_deposit":
+                return (await hub.get_escrow_deposit_data(escrow_id)).status != "VOID"
+            status = (await hub.get_escrow_withdrawal_data(escrow_id)).status
+            return status != "VOID" if row["step"] == "escrow_withdrawal" else status == "FINALIZED"
         data = await self.hub.get_channel_data(row["channel_id"])
         if row["step"] == "create":
             return data.status != "VOID"

@@ -419,6 +419,11 @@ class V1ClientCore(ClientQueries):
         """The co-signed ``mutual_lock`` state that starts an escrow deposit of ``amount``
         from ``blockchain_id`` (core ``applyMutualLockTransition``; no SDK client method
         sends it, and Yellow's node v1.4.1 refuses it: see ``node/escrows.py``)."""
+        return await self._escrow_start(120, asset, blockchain_id, amount)
+
+    async def _escrow_start(
+        self, kind: int, asset: str, blockchain_id: int | str, amount: Decimal | str | int
+    ) -> dict[str, Any]:
         wallet = self._signer().address
         chain = int(blockchain_id)
         state = await self.get_latest_state(wallet, asset, False)
@@ -426,12 +431,27 @@ class V1ClientCore(ClientQueries):
             raise InvalidStateError(f"no open home channel for {asset}")
         assert state is not None
         spec = {
-            "type": 120,
+            "type": kind,
             "blockchain_id": chain,
             "token_address": await self.assets.token_address(asset, chain),
             "amount": amount,
         }
         return await self._advance(state, spec)
+
+    async def escrow_lock(
+        self, asset: str, blockchain_id: int | str, amount: Decimal | str | int
+    ) -> dict[str, Any]:
+        """The co-signed ``escrow_lock`` state that starts a withdrawal of ``amount`` to
+        ``blockchain_id`` (core ``applyEscrowLockTransition``; as :meth:`mutual_lock`, no SDK
+        client sends it and Yellow's node v1.4.1 refuses it)."""
+        return await self._escrow_start(110, asset, blockchain_id, amount)
+
+    async def escrow_withdraw(
+        self, current: Mapping[str, Any], amount: Decimal | str | int
+    ) -> dict[str, Any]:
+        """The co-signed ``escrow_withdraw`` state on ``current`` (the co-signed escrow
+        lock): ``amount`` debited at home, to be taken from the lock on its chain."""
+        return await self._advance(current, {"type": 21, "amount": amount})
 
     async def escrow_deposit(
         self, current: Mapping[str, Any], amount: Decimal | str | int

@@ -289,6 +289,16 @@ class ConfirmedHubView:
             return None
         return await self._hub.get_escrow_deposit_data(escrow_id, block=block)
 
+    async def escrow_withdrawal(self, escrow_id: str, delay_secs: int) -> HubEscrowData | None:
+        """The escrow withdrawal record on this chain (as :meth:`escrow_deposit`)."""
+        if delay_secs <= 0:
+            head = await self._head()
+            return await self._hub.get_escrow_withdrawal_data(escrow_id, block=int(head["number"]))
+        block = await self.confirmed_block(delay_secs)
+        if block is None:
+            return None
+        return await self._hub.get_escrow_withdrawal_data(escrow_id, block=block)
+
 
 class ChainViews:
     """One node, several chains: a :class:`ConfirmedChainView` per blockchain id, each

@@ -49,6 +49,12 @@ from .signatures import SessionKeyAuth, decode_hex, recover_eip191, split_channe
 
 __all__ = ["ChannelStates"]
 
+#: lock transition -> (the only transition allowed after it, the upstream refusal's text)
+_ESCROW_SECOND = {
+    int(T.MUTUAL_LOCK): (T.ESCROW_DEPOSIT, "after mutual lock, only escrow deposit is allowed"),
+    int(T.ESCROW_LOCK): (T.ESCROW_WITHDRAW, "after escrow lock, only escrow withdraw is allowed"),
+}
+
 
 class ChannelStates(EscrowDeposits, NodeReads):
     """Channel creation and state submission (and the checks they share)."""
@@ -73,6 +79,12 @@ class ChannelStates(EscrowDeposits, NodeReads):
         verdict = validate_advancement(previous, proposed)
         if verdict != "ok":
             raise _fail(f"invalid state transition: {verdict.removeprefix('rejected: ')}")
+        # an escrow's lock is followed by its own second state only (the upstream advancer's
+        # strict ordering, after v1.4.1): a close over a pending lock would carry the escrow
+        # ledger, which the hub refuses (NonHomeStateMustBeEmpty)
+        after = _ESCROW_SECOND.get(int(previous["transition"]["type"]))
+        if after is not None and kind != after[0]:
+            raise _fail(f"invalid state transition: {after[1]}")
         amount = parse_decimal(proposed["transition"]["amount"])
         if decimal_places(amount) > asset.decimals:
             raise _fail(
@@ -235,11 +247,13 @@ class ChannelStates(EscrowDeposits, NodeReads):
             )
         elif kind == T.HOME_DEPOSIT:
             self._record(state, int(kind), channel["channel_id"], wallet)
-        elif kind in (T.MUTUAL_LOCK, T.ESCROW_DEPOSIT):
+        elif kind in (T.MUTUAL_LOCK, T.ESCROW_DEPOSIT, T.ESCROW_LOCK, T.ESCROW_WITHDRAW):
             self.record_escrow(state)
             if kind == T.ESCROW_DEPOSIT:
                 self._record(state, int(kind), str(state["escrow_channel_id"]), wallet)
                 self.escrow_work = True
+            elif kind == T.ESCROW_WITHDRAW:
+                self._record(state, int(kind), wallet, str(state["escrow_channel_id"]))
         elif kind in (T.HOME_WITHDRAWAL, T.FINALIZE):
             self._record(state, int(kind), wallet, channel["channel_id"])
 
@@ -358,6 +372,10 @@ class ChannelStates(EscrowDeposits, NodeReads):
             await self.check_mutual_lock(state)
         elif kind == T.ESCROW_DEPOSIT:
             await self.check_escrow_deposit(state)
+        elif kind == T.ESCROW_LOCK:
+            await self.check_escrow_lock(state)
+        elif kind == T.ESCROW_WITHDRAW:
+            await self.check_escrow_withdraw(state)
         approved = sig_validators_from_bitmap(channel["approved_sig_validators"])
         packed = self._verify_user_sig(state, approved)
         sign_receiver = await self._receiver_signable(state)

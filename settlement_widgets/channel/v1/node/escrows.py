@@ -1,10 +1,13 @@
-"""The Nitronode's cross-chain escrow deposits: a deposit from another chain into the home
-channel (``mutual_lock`` then ``escrow_deposit``).
+"""The Nitronode's cross-chain escrows: a deposit from another chain into the home channel
+(``mutual_lock`` then ``escrow_deposit``) and a withdrawal to another chain (``escrow_lock``
+then ``escrow_withdraw``).
 
 Yellow's Nitronode v1.4.1 refuses these transitions ("transition is not supported yet"); the
 upstream handler keeps its intended flow commented out (``submit_state.go``: an escrow
-channel record on ``mutual_lock``, the ``escrow_deposit`` after it). We implement that flow
-on our ChannelHub, which has the reference hub's escrow rules:
+channel record on ``mutual_lock``/``escrow_lock``, the finalizing state after it). We
+implement that flow on our ChannelHub, which has the reference hub's escrow rules.
+
+Deposit:
 
 1. ``mutual_lock`` (intent INITIATE_ESCROW_DEPOSIT): the user proposes to lock ``a`` on the
    escrow chain; the home ledger shows the node's matching lock. The node co-signs when the
@@ -22,9 +25,21 @@ on our ChannelHub, which has the reference hub's escrow rules:
    expires; the node does it at once, so a user credited off chain cannot also take the
    deposit back. A restarted node settles what is still ``credited``.
 
-Not done here (reported): the node's lock on the home chain (``initiateEscrowDeposit`` /
-``finalizeEscrowDeposit`` on the home side, which only checkpoint the home channel; the
-home balance is enforced on close either way), escrow withdrawals and migration.
+Withdrawal:
+
+1. ``escrow_lock`` (intent INITIATE_ESCROW_WITHDRAWAL): the escrow ledger shows the node's
+   lock of ``a`` on the escrow chain. The node co-signs when ``a`` is backed at home (the
+   backing rule counts it as a spend) and its vault on the escrow chain holds ``a``.
+2. The user sends ``initiateEscrowWithdrawal`` on the escrow chain: the hub moves ``a`` from
+   the node's vault into an escrow record (INITIALIZED).
+3. ``escrow_withdraw`` (intent FINALIZE_ESCROW_WITHDRAWAL) debits ``a`` at home; the node
+   co-signs it only once the escrow chain shows its lock, and the escrow becomes ``debited``.
+4. The user sends ``finalizeEscrowWithdrawal`` there with that state and is paid.
+
+Not done here (reported): the node's steps on the home chain (``initiateEscrowDeposit`` /
+``finalize*`` on the home side, which only checkpoint the home channel; the home balance is
+enforced on close either way), the node's own challenge of an abandoned withdrawal lock,
+and migration.
 """
 
 from __future__ import annotations
@@ -42,12 +57,14 @@ if TYPE_CHECKING:
     from .config import NitronodeConfig
     from .ledger import NitronodeLedger
 
-__all__ = ["ESCROW_NOT_LOCKED", "EscrowDeposits"]
+__all__ = ["ESCROW_NOT_LOCKED", "ESCROW_WITHDRAWAL_NOT_LOCKED", "EscrowDeposits"]
 
 _log = logging.getLogger(__name__)
 
 #: the refusal of an escrow_deposit whose funds the escrow chain does not hold (yet)
 ESCROW_NOT_LOCKED: Final = "escrow deposit is not locked on its chain yet"
+#: the refusal of an escrow_withdraw before the node's lock is on the escrow chain
+ESCROW_WITHDRAWAL_NOT_LOCKED: Final = "escrow withdrawal is not locked on its chain yet"
 _INITIALIZED: Final = 1
 _FINALIZED: Final = 3
 
@@ -116,16 +133,50 @@ class EscrowDeposits:
         ):
             raise _fail(ESCROW_NOT_LOCKED)
 
+    async def check_escrow_lock(self, state: Mapping[str, Any]) -> None:
+        """An escrow lock (the start of a withdrawal to another chain) names a chain and
+        token the node serves, and the node's vault there holds the amount (the hub takes
+        it from there when the escrow is initiated). The amount being backed at home is the
+        backing rule's (:data:`.backing._SPENDS`)."""
+        chain_id, token, decimals = self._escrow_chain(state)
+        view = self._escrow_view(chain_id)
+        assert view is not None
+        amount = to_units(state["transition"]["amount"], decimals)
+        vault = await view.hub.get_node_balance(token)
+        if vault < amount:
+            raise _fail(
+                f"the node cannot lock {state['transition']['amount']} on blockchain {chain_id}"
+            )
+
+    async def check_escrow_withdraw(self, state: Mapping[str, Any]) -> None:
+        """The escrow chain holds the node's lock for this withdrawal: the record is
+        INITIALIZED for the home channel with exactly the amount, as of the chain's
+        confirmation delay (the user is debited at home only against it)."""
+        chain_id, _token, decimals = self._escrow_chain(state)
+        view = self._escrow_view(chain_id)
+        assert view is not None
+        chain = self.config.chain(chain_id)
+        delay = int(chain.confirmation_delay_secs) if chain is not None else 0
+        record = await view.escrow_withdrawal(str(state["escrow_channel_id"]), delay)
+        amount = to_units(state["transition"]["amount"], decimals)
+        if (
+            record is None
+            or record.status_code != _INITIALIZED
+            or record.channel_id.lower() != str(state["home_channel_id"]).lower()
+            or record.locked_amount != amount
+        ):
+            raise _fail(ESCROW_WITHDRAWAL_NOT_LOCKED)
+
     def record_escrow(self, state: Mapping[str, Any]) -> None:
         """The escrow's record after its state is co-signed (same commit as the state)."""
         kind = int(state["transition"]["type"])
         escrow_id = str(state["escrow_channel_id"])
-        if kind == T.MUTUAL_LOCK:
+        if kind in (T.MUTUAL_LOCK, T.ESCROW_LOCK):
             escrow = state["escrow_ledger"]
             self.ledger.put_escrow(
                 {
                     "escrow_id": escrow_id,
-                    "kind": "deposit",
+                    "kind": "deposit" if kind == T.MUTUAL_LOCK else "withdrawal",
                     "channel_id": state["home_channel_id"],
                     "user_wallet": state["user_wallet"],
                     "asset": state["asset"],
@@ -139,6 +190,11 @@ class EscrowDeposits:
         elif kind == T.ESCROW_DEPOSIT:
             record = dict(self.ledger.escrows[escrow_id])
             record |= {"status": "credited", "credit_state": dict(state)}
+            self.ledger.put_escrow(record)
+        elif kind == T.ESCROW_WITHDRAW:
+            # the user takes the lock on its chain with this state (finalizeEscrowWithdrawal)
+            record = dict(self.ledger.escrows[escrow_id])
+            record |= {"status": "debited", "debit_state": dict(state)}
             self.ledger.put_escrow(record)
 
     def escrows_to_settle(self) -> list[dict[str, Any]]:

@@ -61,11 +61,13 @@ _SUBMIT_TYPES: Final = frozenset(
         T.FINALIZE,
         T.MUTUAL_LOCK,
         T.ESCROW_DEPOSIT,
+        T.ESCROW_LOCK,
+        T.ESCROW_WITHDRAW,
     }
 )
-#: refused by submit_state with the Go node's "not supported yet" (the escrow deposit's two
-#: transitions are ours, beyond v1.4.1: see .escrows)
-_NOT_YET: Final = frozenset({T.ESCROW_LOCK, T.ESCROW_WITHDRAW, T.MIGRATE})
+#: refused by submit_state with the Go node's "not supported yet" (the escrow transitions
+#: are ours, beyond v1.4.1: see .escrows)
+_NOT_YET: Final = frozenset({T.MIGRATE})
 #: transitions whose co-signed state the user takes on chain (creation aside)
 _ON_CHAIN: Final = frozenset({T.HOME_DEPOSIT, T.HOME_WITHDRAWAL, T.FINALIZE})
 #: app-session intents
