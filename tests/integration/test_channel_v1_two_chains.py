@@ -21,7 +21,12 @@ from channel_helpers import BACKENDS, U
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 from settlement_widgets.contracts import load_artifact
-from settlement_widgets.errors import InvalidNetworkError, RelayError, RelayUnavailableError
+from settlement_widgets.errors import (
+    ChannelStateError,
+    InvalidNetworkError,
+    RelayError,
+    RelayUnavailableError,
+)
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
@@ -402,3 +407,55 @@ async def test_a_withdrawal_cut_short_is_finished_by_the_next_provider(sb: Local
         assert await third.recover() == []
     finally:
         await third.close()
+
+
+async def test_an_uncredited_escrow_deposit_is_reclaimed_after_a_challenge(
+    sb: LocalSandbox,
+) -> None:
+    """The node does not credit an escrow deposit (here it refuses every credit): the user
+    disputes it on the escrow chain before it unlocks, and once the day's dispute has passed
+    takes it back there (the hub's rules: unchallenged, it would go to the node's vault)."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await _fund(sb, first, wallet.address, U)
+    await _fund(sb, second, wallet.address, 2 * U)
+    kim = await ChannelProviderV1(first, wallet).connect()
+    node = sb.nitronode
+    assert node is not None and node.service is not None
+    credit = node.service.check_escrow_deposit
+
+    async def abandons(state: Any) -> None:
+        raise RelayError("the node has gone quiet")
+
+    node.service.check_escrow_deposit = abandons  # type: ignore[method-assign]
+    try:
+        await kim.create_channel(kim.node_address, kim.asset, U)
+        with pytest.raises(RelayError, match="gone quiet"):
+            await kim.deposit_from(SECOND, 2 * U)
+        assert await _tokens(sb, second, wallet.address) == 0  # locked in the escrow
+        assert await kim.balances() == {kim.asset: U}  # and not credited
+        with pytest.raises(ChannelStateError, match="INITIALIZED"):
+            await kim.reclaim_escrow_deposit()  # nothing to reclaim before a dispute
+
+        await kim.challenge_escrow_deposit()
+        hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+        lock = kim.store.latest_state(kim.asset)
+        assert lock is not None
+        record = await hub_b.get_escrow_deposit_data(str(lock["escrow_channel_id"]))
+        assert record.status == "DISPUTED"
+        with pytest.raises(ChannelStateError, match="dispute ends at"):
+            await kim.reclaim_escrow_deposit()
+        # past the unlock time a purge does not take a disputed deposit for the node
+        await _chain(sb, SECOND).time_travel(3 * 3600 + 1)
+        await hub_b.purge_escrow_deposits(64)
+        assert (await hub_b.get_escrow_deposit_data(record.escrow_id)).status == "DISPUTED"
+
+        await _chain(sb, SECOND).time_travel(24 * 3600)
+        tx = await kim.reclaim_escrow_deposit()
+        assert f"/chain/{SECOND}/" in tx.explorer_url
+        assert await _tokens(sb, second, wallet.address) == 2 * U
+        data = await hub_b.get_escrow_deposit_data(record.escrow_id)
+        assert (data.status, data.locked_amount) == ("FINALIZED", 0)
+    finally:
+        node.service.check_escrow_deposit = credit  # type: ignore[method-assign]
+        await kim.close()

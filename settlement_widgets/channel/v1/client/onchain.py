@@ -24,6 +24,7 @@ from ..core.calldata import contract_state_from_wire
 from ..core.state import pack_challenge_state
 from .base import (
     _FINALIZE,
+    _MUTUAL_LOCK,
     ProviderV1Base,
 )
 from .nonces import free_channel_nonce
@@ -409,6 +410,66 @@ class OnChainOps(ProviderV1Base):
         async with self._node_may_refuse():
             state = await self._client.escrow_withdraw(lock, lock["transition"]["amount"])
         return await self._store_and_run(channel_id, "escrow_payout", state)
+
+    def _pending_deposit_lock(self) -> dict[str, Any]:
+        """The co-signed mutual lock the node has not credited (the latest state)."""
+        latest = self.store.latest_state(self._asset)
+        if (
+            latest is None
+            or not latest.get("node_sig")
+            or int(latest["transition"]["type"]) != _MUTUAL_LOCK
+        ):
+            raise ChannelStateError(
+                "no escrow deposit is waiting for its credit (the latest co-signed state is "
+                "not a mutual lock)"
+            )
+        return latest
+
+    async def challenge_escrow_deposit(self) -> Tx:
+        """Dispute an escrow deposit the node has not credited: ``challengeEscrowDeposit`` on
+        the escrow's chain with this wallet's challenge signature over the mutual lock. It
+        must come before the escrow unlocks (three hours after it was initiated; unchallenged,
+        the deposit then goes to the node's vault, as the hub's rules say); a day later
+        :meth:`reclaim_escrow_deposit` takes it back."""
+        await self.connect()
+        async with self._op_lock:
+            lock = self._pending_deposit_lock()
+            chain_id = int(lock["escrow_ledger"]["blockchain_id"])
+            hub = self._hub_on(chain_id)
+            signature = await self.wallet.sign_message(
+                pack_challenge_state(lock, self._client.assets.cached_token_decimals)
+            )
+            tx = await hub.challenge_escrow_deposit(
+                str(lock["escrow_channel_id"]), "0x00" + signature.removeprefix("0x"), 0
+            )
+            cid = str(lock["home_channel_id"]).lower()
+            self.store.put_tx(tx.tx_hash, step="escrow_challenge", channel_id=cid, status="mined")
+            return self._tx(tx, "escrow_challenge", cid, network=self.network.on_chain(chain_id))
+
+    async def reclaim_escrow_deposit(self) -> Tx:
+        """Take back a disputed escrow deposit once its dispute has expired
+        (``finalizeEscrowDeposit`` on its chain returns it to the wallet there)."""
+        await self.connect()
+        async with self._op_lock:
+            lock = self._pending_deposit_lock()
+            chain_id = int(lock["escrow_ledger"]["blockchain_id"])
+            hub = self._hub_on(chain_id)
+            escrow_id = str(lock["escrow_channel_id"])
+            record = await hub.get_escrow_deposit_data(escrow_id)
+            now = int((await hub.signer.w3.eth.get_block("latest"))["timestamp"])
+            if record.status != "DISPUTED" or record.challenge_expiry >= now:
+                raise ChannelStateError(
+                    f"the escrow deposit is {record.status}"
+                    + (
+                        f", its dispute ends at {record.challenge_expiry} (chain time {now})"
+                        if record.status == "DISPUTED"
+                        else ": only a disputed deposit whose dispute has ended goes back"
+                    )
+                )
+            cid = str(lock["home_channel_id"]).lower()
+            tx = await hub.finalize_escrow_deposit(cid, escrow_id, self._contract_state(lock))
+            self.store.put_tx(tx.tx_hash, step="escrow_reclaim", channel_id=cid, status="mined")
+            return self._tx(tx, "escrow_reclaim", cid, network=self.network.on_chain(chain_id))
 
     async def _credit_escrow(self, lock: Mapping[str, Any]) -> dict[str, Any]:
         """The escrow deposit's second state, on the co-signed ``lock`` (whose escrow the
