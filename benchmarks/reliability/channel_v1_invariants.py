@@ -19,7 +19,12 @@ Amounts are integer token units everywhere; the node's decimal strings are conve
 (b) conservation: the token total over every wallet, the node's address and the hub contract
     never changes (the faucet pays off-chain, out of its own channel, and mints nothing; the
     model mints only when it makes its wallets, before the total is taken), and the hub holds
-    exactly its channels' locked funds plus the node's vault.
+    exactly its channels' locked funds plus the node's vault. On the escrow chain (a deposit
+    from it, a withdrawal to it) the same: the total over the wallets, the node and its hub
+    never changes, and that hub holds the node's vault plus its open escrows.
+(a') an escrow deposit's credit is backed on the escrow chain: its escrow is INITIALIZED with
+    exactly the amount there, or FINALIZED by the node (settled to its vault); an escrow
+    withdrawal is an outflow.
 (c) one view: each provider's ``balances()`` equals the node's ``user.v1.get_balances`` and
     the latest state of the node's ledger (and the model's expectation); the node's
     ``get_home_channel`` status is the hub's; the provider's channel's
@@ -35,6 +40,8 @@ from decimal import Decimal
 from typing import Any, Final
 
 __all__ = [
+    "EscrowChainView",
+    "EscrowRecord",
     "HubView",
     "ProviderView",
     "Snapshot",
@@ -45,10 +52,11 @@ __all__ = [
 
 #: transition types (Nitrolite v1.4.1 ``sdk/ts/src/core/types.ts``)
 ACK, DEPOSIT, WITHDRAW, SEND, RECEIVE, COMMIT, RELEASE, FINALIZE = 1, 10, 11, 30, 31, 40, 41, 200
+ESCROW_DEPOSIT, ESCROW_WITHDRAW = 20, 21
 #: the node's credit after a challenged channel closed (Nitronode ``NewChallengeRescueState``)
 RESCUE: Final = 201
 _CREDITS: Final = (RECEIVE, RELEASE, RESCUE)
-_OUTFLOWS: Final = (SEND, COMMIT, WITHDRAW)
+_OUTFLOWS: Final = (SEND, COMMIT, WITHDRAW, ESCROW_WITHDRAW)
 #: provider channel status -> the hub's ``ChannelStatus`` name
 _HUB_STATUS: Final = {"active": "OPERATING", "final": "CLOSED", "dispute": "DISPUTED"}
 #: the node's wire channel status -> the hub's
@@ -134,6 +142,31 @@ class Snapshot:
     #: locked funds of hub channels outside the snapshot's wallets (taken once per sequence)
     other_locked: int = 0
     notes: list[str] = field(default_factory=list)
+    #: the escrow chain, when the model runs one
+    escrow_chain: EscrowChainView | None = None
+
+
+@dataclass(frozen=True)
+class EscrowRecord:
+    """An escrow on the escrow chain's hub, and whether the node's ledger says it settled it
+    (``finalizeEscrowDeposit`` by the node, to its vault)."""
+
+    status: str
+    locked_amount: int
+    settled_by_node: bool = False
+
+
+@dataclass(frozen=True)
+class EscrowChainView:
+    """The escrow chain: its token total over the same holders (and the one expected), the
+    hub's tokens, the node's vault there, and every escrow the wallets' states name."""
+
+    token_total: int
+    expected_token_total: int
+    hub_tokens: int
+    node_vault: int
+    deposits: Mapping[str, EscrowRecord]
+    withdrawals: Mapping[str, EscrowRecord]
 
 
 def check(snap: Snapshot) -> list[str]:
@@ -251,6 +284,12 @@ def _backing(snap: Snapshot, wallet: WalletView) -> list[str]:
         kind, amount = _kind(s), _amount(s, d)
         if kind in _CREDITS:
             credits += amount
+        if kind == ESCROW_DEPOSIT:
+            held = _escrow_credit(snap, s)
+            if held is None:
+                credits += amount
+            else:
+                out.append(f"(a') {who}: state e{s['epoch']}v{s['version']} {held}")
         if kind == DEPOSIT:
             pending.append(s)
         if not s.get("node_sig"):
@@ -271,6 +310,27 @@ def _backing(snap: Snapshot, wallet: WalletView) -> list[str]:
                 f"{_names(pending)} are not on chain"
             )
     return out
+
+
+def _escrow_credit(snap: Snapshot, state: Mapping[str, Any]) -> str | None:
+    """Why an escrow deposit's credit is not backed on the escrow chain (None: it is)."""
+    chain = snap.escrow_chain
+    if chain is None:
+        return "credits an escrow deposit, and the model reads no escrow chain"
+    escrow_id = str(state.get("escrow_channel_id") or "").lower()
+    record = chain.deposits.get(escrow_id)
+    amount = _amount(state, snap.decimals)
+    if record is None:
+        return f"credits escrow {escrow_id}, which the escrow chain does not hold"
+    if record.status == "INITIALIZED" and record.locked_amount == amount:
+        return None
+    if record.status == "FINALIZED" and record.settled_by_node:
+        return None
+    return (
+        f"credits escrow {escrow_id} with {amount}; the escrow chain shows it {record.status} "
+        f"locking {record.locked_amount}"
+        + ("" if record.settled_by_node else " and the node never settled it")
+    )
 
 
 def _credits(snap: Snapshot) -> list[str]:
@@ -317,6 +377,22 @@ def _conservation(snap: Snapshot) -> list[str]:
             f"(b) the hub holds {snap.hub_tokens} tokens, its channels lock {locked} and the "
             f"node's vault is {snap.node_vault} ({snap.hub_tokens - locked - snap.node_vault:+d})"
         )
+    chain = snap.escrow_chain
+    if chain is not None:
+        if chain.token_total != chain.expected_token_total:
+            out.append(
+                f"(b) the escrow chain's token total is {chain.token_total}, expected "
+                f"{chain.expected_token_total} "
+                f"({chain.token_total - chain.expected_token_total:+d})"
+            )
+        escrowed = sum(
+            r.locked_amount for r in (*chain.deposits.values(), *chain.withdrawals.values())
+        )
+        if chain.hub_tokens != chain.node_vault + escrowed:
+            out.append(
+                f"(b) the escrow chain's hub holds {chain.hub_tokens}, the node's vault there is "
+                f"{chain.node_vault} and its escrows lock {escrowed}"
+            )
     for channel, hub in snap.hub.items():
         expected = hub.user_allocation + hub.node_allocation if hub.status != "CLOSED" else 0
         if hub.status != "VOID" and hub.locked_funds != expected:

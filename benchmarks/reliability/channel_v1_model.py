@@ -35,7 +35,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .channel_model import _Counters, _LoopThread
-from .channel_v1_invariants import HubView, ProviderView, Snapshot, WalletView, check, units
+from .channel_v1_invariants import (
+    EscrowChainView,
+    EscrowRecord,
+    HubView,
+    ProviderView,
+    Snapshot,
+    WalletView,
+    check,
+    units,
+)
 from .common import CheckResult
 
 __all__ = ["V1ModelParams", "run_channel_v1_model"]
@@ -58,6 +67,8 @@ class V1ModelParams:
     seed: int | None = None
     shrink: bool = False
     chain: str = "inprocess"
+    #: run the sandbox's second chain too, with deposits from and withdrawals to it (escrows)
+    escrow: bool = True
     #: known bugs to steer around while hunting for others (names of ``KNOWN_BUGS``); empty in
     #: the published runs, so a bug that is still there shows up as a violation
     avoid: frozenset[str] = frozenset()
@@ -94,7 +105,7 @@ def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams())
     runner = _LoopThread()
     counters = _Counters()
     try:
-        env = runner.run(_start_env(workdir, runner, params.chain))
+        env = runner.run(_start_env(workdir, runner, params.chain, params.escrow))
         machine = _machine_class(env, counters, params)
         phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if params.shrink else ())
         config = settings(
@@ -144,10 +155,17 @@ def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams())
     return result
 
 
-async def _start_env(workdir: Path, runner: _LoopThread, chain: str) -> _Env:
+async def _start_env(workdir: Path, runner: _LoopThread, chain: str, escrow: bool) -> _Env:
     from settlement_widgets.sandbox import LocalSandbox
 
-    sb = LocalSandbox(chain=chain, protocol="v1", v4=False, wallets=1, data_dir=workdir / "sandbox")
+    sb = LocalSandbox(
+        chain=chain,
+        protocol="v1",
+        aggregator=escrow,
+        v4=False,
+        wallets=1,
+        data_dir=workdir / "sandbox",
+    )
     await sb.start()
     return _Env(sb, workdir, runner)
 
@@ -186,6 +204,15 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
     #: refuses a strategy whose draws depend on state outside the sequence, such as a faucet
     #: drained by earlier sequences)
     faucet_floor = (sb.faucet.config.min_transfer_count + 1 + FAUCET_PER_SEQUENCE) * tip
+    #: the escrow chain (the sandbox's second chain), when the model runs one
+    ESCROW = bool(params.escrow and sb.second_chain is not None)
+    CHAIN_B = sb.second_chain.chain_id if ESCROW else 0
+    NET_B = sb.network.on_chain(CHAIN_B) if ESCROW else None
+    HUB_B: Any = None
+    if ESCROW:
+        from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
+
+        HUB_B = ChannelHubClient(sb.second_chain.wallet(0), NET_B.contracts.channel_hub)
 
     class ChannelV1Model(RuleBasedStateMachine):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -197,6 +224,9 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             self.wallets = self.run(self._fresh_wallets())
             self.providers: dict[int, ChannelProviderV1] = {}
             self.tokens = dict.fromkeys(range(n), START_TOKENS)
+            #: the wallets' tokens on the escrow chain (deposits from it, withdrawals to it)
+            self.tokens_b = dict.fromkeys(range(n), START_TOKENS if ESCROW else 0)
+            self.total_b = 0
             self.offchain = dict.fromkeys(range(n), 0)
             self.open: dict[int, bool] = dict.fromkeys(range(n), False)
             #: closed a channel and received nothing since (its latest state is its finalize)
@@ -240,6 +270,14 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                     token.functions.mint(wallet.address, START_TOKENS), abis=[abi]
                 )
                 wallets.append(wallet)
+            if ESCROW:  # the same keys hold the asset's token on the escrow chain
+                deployer_b = sb.second_chain.wallet(0)
+                token_b = deployer_b.w3.eth.contract(address=NET_B.token, abi=abi)
+                for wallet in wallets:
+                    await deployer_b.transact(to=wallet.address, value=10**18)
+                    await deployer_b.transact(
+                        token_b.functions.mint(wallet.address, START_TOKENS), abis=[abi]
+                    )
             return wallets
 
         @property
@@ -264,6 +302,10 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 await mint_test_token(sb.chain.wallet(0), sb.token, faucet.address, short)
                 assert (await faucet.deposit(short)).status == 1
             self.total = sum([await self.hub.token_balance(sb.token, a) for a in self.holders()])
+            if ESCROW:
+                self.total_b = sum(
+                    [await HUB_B.token_balance(NET_B.token, a) for a in self.holders_b()]
+                )
             mine = {w.lower() for w in self._tracked()}
             others = [
                 c["channel_id"]
@@ -273,6 +315,10 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             self.other_locked = sum(
                 [(await self.hub.get_channel_data(c)).locked_funds for c in others]
             )
+
+        def holders_b(self) -> list[str]:
+            """Who holds the token on the escrow chain: the wallets, the node, its hub."""
+            return [w.address for w in self.wallets] + [sb.broker_address, HUB_B.address]
 
         def _tracked(self) -> list[str]:
             return [w.address for w in self.wallets] + [sb.faucet.payer.provider.address]
@@ -384,6 +430,46 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             assert tx.status == 1
             self.tokens[i] -= amount
             self.offchain[i] += amount
+
+        @precondition(lambda self: ESCROW and any(self.open.values()))
+        @rule(data=st.data(), amount=st.sampled_from([1, 1_234_567, 5 * U, 60 * U]))
+        def deposit_from(self, data: Any, amount: int) -> None:
+            """Tokens from the wallet on the escrow chain into the home channel (an escrow
+            deposit); more than the wallet holds there is refused before anything is
+            signed. The step waits for the node to settle the escrow (its own effect)."""
+            i = self.pick(data, True)
+            self.step(f"deposit_from({i}, {amount})")
+            p = self.provider(i)
+            if amount > self.tokens_b[i]:
+                self.refused(i, p.deposit_from(CHAIN_B, amount), f"deposit_from {amount}")
+                return
+            tx = self.run(p.deposit_from(CHAIN_B, amount))
+            assert tx.status == 1
+            self.run(sb.nitronode.settled())
+            self.tokens_b[i] -= amount
+            self.offchain[i] += amount
+            self.bare[i] = False
+
+        @precondition(lambda self: ESCROW and any(self.open.values()))
+        @rule(data=st.data(), amount=st.sampled_from([1, 1_234_567, 2 * U, -1, -2]))
+        def withdraw_to(self, data: Any, amount: int) -> None:
+            """Out of the home channel to the wallet on the escrow chain (an escrow
+            withdrawal); -1: all of it, -2: one unit more than the balance (refused before
+            anything is signed)."""
+            i = self.pick(data, True)
+            if amount == -1:
+                amount = self.offchain[i]
+            elif amount == -2:
+                amount = self.offchain[i] + 1
+            self.step(f"withdraw_to({i}, {amount})")
+            p = self.provider(i)
+            if amount == 0 or amount > self.offchain[i]:
+                self.refused(i, p.withdraw_to(CHAIN_B, amount), f"withdraw_to {amount}")
+                return
+            tx = self.run(p.withdraw_to(CHAIN_B, amount))
+            assert tx.status == 1
+            self.tokens_b[i] += amount
+            self.offchain[i] -= amount
 
         @precondition(lambda self: any(self.open.values()))
         @rule(
@@ -575,7 +661,9 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 hub[c] = self.closed_views.get(c) or await _hub_view(hub_client, c)
                 if hub[c].status == "CLOSED":
                     self.closed_views[c] = hub[c]
+            escrow_chain = await self._escrow_chain(views) if ESCROW else None
             return Snapshot(
+                escrow_chain=escrow_chain,
                 decimals=decimals,
                 wallets=views,
                 transactions=list(ledger.transactions),
@@ -585,6 +673,39 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 hub_tokens=holders[-1],
                 node_vault=await hub_client.get_node_balance(sb.token),
                 other_locked=self.other_locked,
+            )
+
+        async def _escrow_chain(self, views: list[WalletView]) -> EscrowChainView:
+            """The escrow chain's totals and every escrow the wallets' states name."""
+            holders = [await HUB_B.token_balance(NET_B.token, a) for a in self.holders_b()]
+            records = sb.nitronode.ledger.escrows
+            found: dict[str, dict[str, EscrowRecord]] = {"deposit": {}, "withdrawal": {}}
+            for view in views:
+                for state in view.states:
+                    kind = int(state["transition"]["type"])
+                    escrow_id = str(state.get("escrow_channel_id") or "").lower()
+                    which = {120: "deposit", 20: "deposit", 110: "withdrawal", 21: "withdrawal"}
+                    if kind not in which or escrow_id in found[which[kind]]:
+                        continue
+                    read = (
+                        HUB_B.get_escrow_deposit_data
+                        if which[kind] == "deposit"
+                        else HUB_B.get_escrow_withdrawal_data
+                    )
+                    data = await read(escrow_id)
+                    mine = records.get(escrow_id) or records.get(str(state["escrow_channel_id"]))
+                    found[which[kind]][escrow_id] = EscrowRecord(
+                        status=data.status,
+                        locked_amount=data.locked_amount,
+                        settled_by_node=bool(mine and mine["status"] == "settled"),
+                    )
+            return EscrowChainView(
+                token_total=sum(holders),
+                expected_token_total=self.total_b,
+                hub_tokens=holders[-1],
+                node_vault=await HUB_B.get_node_balance(NET_B.token),
+                deposits=found["deposit"],
+                withdrawals=found["withdrawal"],
             )
 
         def teardown(self) -> None:

@@ -1,6 +1,7 @@
 """The stateful model test of the channel method on Nitrolite v1, short run (``make
 reliability`` runs the long one and publishes ``v1_model_sequences``, ``v1_model_steps``,
 ``v1_model_violations``): random sequences of faucet, create, deposit, transfer, withdraw,
+deposit from and withdrawal to the second chain (escrows),
 close and reopen, sync, provider and node restarts and clock moves on the in-process v1
 sandbox, every invariant checked after every step; and the invariant checker itself, fed
 snapshots that break each invariant, so a broken system cannot pass unnoticed."""
@@ -196,3 +197,38 @@ def test_units_are_exact_beyond_28_digits() -> None:
     assert units("-0.000001", 6) == -1 and units("1E+3", 6) == 10**9
     with pytest.raises(ValueError, match="more than 6 decimals"):
         units("0.0000001", 6)
+
+
+def test_an_escrow_credit_the_escrow_chain_does_not_back_is_caught() -> None:
+    """An escrow deposit's credit stands on the escrow chain: held there with exactly the
+    amount, or settled by the node; a refunded, short or unknown escrow is a violation, and
+    so is an escrow chain that lost or minted tokens."""
+    from benchmarks.reliability.channel_v1_invariants import EscrowChainView, EscrowRecord
+
+    escrow = "0x" + "ee" * 32
+    lock = {**_state(2, 120, "1", "2", "2", "1"), "escrow_channel_id": escrow}
+    credit = {**_state(3, 20, "1", "3", "2", "1"), "escrow_channel_id": escrow}
+    states = [_state(1, 10, "2", "2", "2", "0"), lock, credit]
+
+    def chain(record: EscrowRecord | None, **kw: Any) -> EscrowChainView:
+        base = {"token_total": 10, "expected_token_total": 10, "hub_tokens": 5, "node_vault": 5}
+        deposits = {} if record is None else {escrow: record}
+        return EscrowChainView(**{**base, **kw}, deposits=deposits, withdrawals={})
+
+    hub = _hub("OPERATING", 1, 2 * U, 2 * U)
+    held = EscrowRecord("INITIALIZED", U)
+    ok = _snapshot(states, hub, escrow_chain=chain(held, hub_tokens=5 + U))
+    assert check(ok) == []
+    settled = _snapshot(states, hub, escrow_chain=chain(EscrowRecord("FINALIZED", 0, True)))
+    assert check(settled) == []
+    for record in (None, EscrowRecord("FINALIZED", 0), EscrowRecord("INITIALIZED", U - 1)):
+        broken = check(_snapshot(states, hub, escrow_chain=chain(record)))
+        assert any(b.startswith("(a')") for b in broken), (record, broken)
+    minted = check(
+        _snapshot(
+            states, hub, escrow_chain=chain(EscrowRecord("FINALIZED", 0, True), token_total=11)
+        )
+    )
+    assert any("escrow chain's token total" in b for b in minted), minted
+    leaky = check(_snapshot(states, hub, escrow_chain=chain(held)))  # hub lacks the escrow
+    assert any("escrow chain's hub holds" in b for b in leaky), leaky
