@@ -161,6 +161,12 @@ async def run_channel(ctx: RunContext, variant: str) -> MethodRun:
             await receiver.connect()
         asset = payer.asset
         decimals = int(getattr(payer, "decimals", 0) or net.asset_decimals)
+        there = int(receiver.decimals) if legs.payout and receiver is not None else decimals
+        if there != decimals:  # sent and received are compared in one unit
+            raise SettlementValueError(
+                f"the {asset} token has {decimals} decimals on the source chain and "
+                f"{there} on the destination chain: not compared here"
+            )
         amounts = ctx.intent.instalments(decimals)
         total = sum(amounts)
         got_before = (await receiver.balances()).get(asset, 0) if receiver is not None else 0
