@@ -3,8 +3,11 @@
 On the sandbox (a :class:`~settlement_widgets.sandbox.LocalSandbox` started with
 ``protocol="v1", aggregator=True``, or a notebook session on one) that is: the channel method
 on Nitrolite v0.5 (the ClearNode relay beside the v1 node) and on v1 (the Nitronode and the
-ChannelHub), the v4 policy hook, and the aggregator across the two sandbox chains, one run
-per route (the first ``max_routes``, best first). A method the network cannot run goes to
+ChannelHub), v1 across the two sandbox chains (the payer's home channel on the source chain,
+the payee's on the destination chain, one node over both: off-chain transfers, the payee
+paid out of the node's vault on the destination chain; nothing bridged), the v4 policy
+hook, and the aggregator across the two sandbox chains, one run per route (the first
+``max_routes``, best first). A method the network cannot run goes to
 ``Comparison.unavailable`` with the reason.
 
 How each figure is obtained, so that none is typed in:
@@ -16,15 +19,17 @@ How each figure is obtained, so that none is typed in:
 - wallet prompts are what the code asked the payer's signer for (typed data and messages,
   transactions);
 - amounts received are balance changes: the counterparty's off-chain balance at the node
-  (channel), the user's token-out balance (v4), the receiver's balance on the destination
-  chain (aggregator); fees are the differences the runs show (bridge, node), the pool's fee
-  tier applied to the amount in, and the pool's mid price before the first swap read from the
-  PoolManager (slippage: what was received below it, after the fee);
+  (channel on one chain), the user's token-out balance (v4), the receiver's balance on the
+  destination chain (aggregator, channel across chains); fees are the differences the runs
+  show (bridge, node), the pool's fee tier applied to the amount in, and the pool's mid
+  price before the first swap read from the PoolManager (slippage: what was received below
+  it, after the fee);
 - the dispute window is the channel's challenge period as the channel records it from the
   contract; time is the monotonic clock around the calls; blocks are block-number deltas.
 
-With ``payments=N`` the channel opens once, makes N off-chain transfers and closes once;
-v4 and the aggregator settle N times.
+With ``payments=N`` the channel opens once, makes N off-chain transfers and closes once
+(across chains: the payee withdraws once on the destination chain); v4 and the aggregator
+settle N times.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from .intent import Intent
 from .measure import RunContext, cost_usd, explorer_for
 from .result import Comparison, MethodRun
 from .run_aggregator import run_aggregator
-from .run_channel import run_channel
+from .run_channel import CROSSCHAIN, run_channel
 from .run_v4 import run_v4
 
 if TYPE_CHECKING:
@@ -51,7 +56,16 @@ __all__ = ["DEFAULT_MAX_ROUTES", "METHOD_KEYS", "compare_methods"]
 #: how many aggregator routes are executed (best first): each is a full set of payments
 DEFAULT_MAX_ROUTES = 2
 #: what ``methods=`` may name: a method, or one variant of it
-METHOD_KEYS = ("channel", "channel/nitrolite-v0.5", "channel/nitrolite-v1", "v4", "aggregator")
+METHOD_KEYS = (
+    "channel",
+    "channel/nitrolite-v0.5",
+    "channel/nitrolite-v1",
+    f"channel/{CROSSCHAIN}",
+    "v4",
+    "aggregator",
+)
+#: what runs: every key but ``channel``, which names all its variants
+_RUN_KEYS = tuple(k for k in METHOD_KEYS if k != "channel")
 #: the assets every sandbox method moves as "USDC": each method's test dollar
 _USD_ASSETS = frozenset({"USDC", "USD"})
 
@@ -69,7 +83,7 @@ def _selected(methods: Iterable[str] | None) -> set[str]:
             raise UnknownOptionError(f"unknown method {m!r}{hint}; valid: {list(METHOD_KEYS)}")
         chosen.add(m)
         if m == "channel":
-            chosen |= {"channel/nitrolite-v0.5", "channel/nitrolite-v1"}
+            chosen |= {k for k in _RUN_KEYS if k.startswith("channel/")}
     return chosen
 
 
@@ -136,13 +150,13 @@ async def compare_methods(
             f"a solver, an operator, two chains); {network.name} is not one: project a "
             "sandbox comparison onto it with settlement_widgets.compare.projection.project()"
         )
-        for key in ("channel/nitrolite-v0.5", "channel/nitrolite-v1", "v4", "aggregator"):
+        for key in _RUN_KEYS:
             refuse(key, why)
         return Comparison(network.name, measured_at, resolved, (), unavailable)
 
     if resolved.asset.upper() not in _USD_ASSETS:
         why = f"the sandbox's methods move test dollars (USDC), not {resolved.asset}"
-        for key in ("channel/nitrolite-v0.5", "channel/nitrolite-v1", "v4", "aggregator"):
+        for key in _RUN_KEYS:
             refuse(key, why)
         return Comparison(network.name, measured_at, resolved, (), unavailable)
 
@@ -189,6 +203,12 @@ async def compare_methods(
             )
         else:
             runs.append(await run_channel(ctx, "nitrolite-v1"))
+    if f"channel/{CROSSCHAIN}" in chosen:
+        why_not = _crosschain_refusal(network, resolved, cp_wallet)
+        if why_not:
+            refuse(f"channel/{CROSSCHAIN}", why_not)
+        else:
+            runs.append(await run_channel(ctx, CROSSCHAIN))
     if "v4" in chosen:
         if not network.extra.get("v4") or ctx.solver is None or ctx.operator is None:
             refuse("v4", "no policy-hook pool, solver or operator on this network")
@@ -207,3 +227,32 @@ async def compare_methods(
         native_usd=ctx.native_usd,
         price_source=ctx.price_source,
     )
+
+
+def _crosschain_refusal(network: Network, intent: Intent, payee: Any) -> str | None:
+    """Why the v1 cross-chain route cannot serve ``intent`` here (None: it can)."""
+    from ..networks import PROTOCOL_V1
+
+    if network.protocol != PROTOCOL_V1:
+        return (
+            "this network's node speaks Nitrolite v0.5: start the sandbox with "
+            "protocol='v1', aggregator=True (home channels on two chains)"
+        )
+    chains = network.chain_ids()
+    if len(chains) < 2:
+        return (
+            f"this network's Nitrolite v1 node serves one chain ({chains[0]}): start the "
+            "sandbox with protocol='v1', aggregator=True for a home channel on a second chain"
+        )
+    a, b = intent.source_chain, intent.destination_chain
+    if a == b:
+        return "the intent stays on one chain: channel/nitrolite-v1 serves it"
+    missing = [c for c in (a, b) if c not in chains]
+    if missing:
+        return f"the Nitrolite v1 node serves chains {list(chains)}, not {missing}"
+    if payee is None:
+        return (
+            "the payee withdraws on the destination chain with its own key: the "
+            "counterparty is not one of this sandbox's wallets"
+        )
+    return None

@@ -41,6 +41,18 @@ TRUST: Final[dict[str, TrustText]] = {
         "challenge period; a vanished counterparty's credit stays at the node until it opens "
         "a channel of its own.",
     ),
+    "channel/nitrolite-v1-crosschain": TrustText(
+        "The Nitronode co-signs every state on both chains and can delay but not take funds; "
+        "the payee is paid out of the node's vault on the destination chain, which must hold "
+        "the payout when the payee withdraws (the payer's deposit stays in the hub on the "
+        "source chain: nothing is bridged, no escrow is used). Home channels on two chains "
+        "with transfers between them run on Yellow's network today.",
+        "The payer challenges its home channel on the source chain's ChannelHub and closes "
+        "after the challenge period; the payee's credit is the node's to honour until the "
+        "payee's home channel on the destination chain carries it in a state both signed "
+        "(then the payee can challenge there), and a vanished payee's credit waits at the "
+        "node.",
+    ),
     "v4/policy-hook": TrustText(
         "The hook's owner sets each intent's policy and the adapter's owner chooses the "
         "solvers: either can stop a settlement (no policy, no solver), neither can take the "

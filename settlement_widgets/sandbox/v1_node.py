@@ -97,13 +97,11 @@ def add_v1_labels(sb: V1Host, second: V1Chain) -> None:
     """The second chain's explorer names our hub and its token."""
     assert sb.http is not None
     entry = sb.http.services.chains.get(second.chain.chain_id)
-    if entry is None:
+    explorer = entry[1] if entry is not None else None
+    if explorer is None:  # no explorer served for that chain: nothing to label
         return
     from ..addresses import to_checksum
 
-    explorer = entry[1]
-    if explorer is None:
-        return
     symbol = second.hub.token_symbol
     explorer.labels |= {
         to_checksum(second.hub.hub): "ChannelHub",

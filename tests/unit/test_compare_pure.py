@@ -306,3 +306,77 @@ def test_parser_refuses_non_json_and_non_objects() -> None:
             **{**_run("channel", "c", [], payments=1, seconds=(0, 0, 0)).__dict__,
                "fees_base_units": {"tip": 1}}
         )  # fmt: skip
+
+
+# --- which methods run: the v1 cross-chain route ------------------------------------------
+
+_TWO_CHAINS = {
+    "v1Chains": [
+        {
+            "chainId": 31338,
+            "channelHub": "0x" + "22" * 20,
+            "token": "0x" + "33" * 20,
+            "rpcUrl": "http://127.0.0.1:1/chain/31338/rpc",
+            "explorerBase": "http://127.0.0.1:1/explorer/chain/31338",
+        }
+    ]
+}
+
+
+def test_methods_accept_the_v1_crosschain_route() -> None:
+    from settlement_widgets.compare.run import METHOD_KEYS, _selected
+    from settlement_widgets.errors import UnknownOptionError
+
+    key = "channel/nitrolite-v1-crosschain"
+    assert key in METHOD_KEYS and key in _selected(None)
+    assert _selected([key]) == {key}
+    # "channel" names every variant of the channel, this one too
+    assert _selected(["channel"]) == {
+        "channel",
+        "channel/nitrolite-v0.5",
+        "channel/nitrolite-v1",
+        key,
+    }
+    with pytest.raises(UnknownOptionError, match="did you mean 'channel/nitrolite-v1-crosschain'"):
+        _selected(["channel/nitrolite-v1-crosschian"])
+
+
+def test_the_v1_crosschain_route_says_why_it_cannot_run() -> None:
+    from dataclasses import replace
+
+    from settlement_widgets.compare.run import _crosschain_refusal
+    from settlement_widgets.networks import SEPOLIA, SEPOLIA_V1
+
+    two = replace(SEPOLIA_V1, chain_id=31337, extra=_TWO_CHAINS)
+    across = Intent("1", source_chain=31337, destination_chain=31338)
+    assert _crosschain_refusal(two, across, payee=object()) is None
+    assert _crosschain_refusal(two, across, payee=None) == (
+        "the payee withdraws on the destination chain with its own key: the counterparty is "
+        "not one of this sandbox's wallets"
+    )
+    assert _crosschain_refusal(
+        two, Intent("1", source_chain=31338, destination_chain=31338), payee=object()
+    ) == ("the intent stays on one chain: channel/nitrolite-v1 serves it")
+    assert _crosschain_refusal(
+        two, Intent("1", source_chain=31337, destination_chain=10), payee=object()
+    ) == ("the Nitrolite v1 node serves chains [31337, 31338], not [10]")
+    one = SEPOLIA_V1
+    assert one.chain_ids() == (11155111,)
+    assert _crosschain_refusal(one, across, payee=object()) == (
+        "this network's Nitrolite v1 node serves one chain (11155111): start the sandbox "
+        "with protocol='v1', aggregator=True for a home channel on a second chain"
+    )
+    assert "speaks Nitrolite v0.5" in str(_crosschain_refusal(SEPOLIA, across, payee=object()))
+
+
+def test_a_v1_store_seen_from_the_second_chain_is_its_own_file() -> None:
+    from dataclasses import replace
+
+    from settlement_widgets.channel.v1.client.base import default_v1_store_path
+    from settlement_widgets.networks import SEPOLIA_V1
+
+    first = replace(SEPOLIA_V1, name="local", chain_id=31337, extra=_TWO_CHAINS)
+    second = first.on_chain(31338)
+    here, there = default_v1_store_path(first, BOB), default_v1_store_path(second, BOB)
+    assert here.name == f"local-v1-{BOB}.sqlite"  # unchanged for the profile's own chain
+    assert there.name == f"local-v1-31338-{BOB}.sqlite"

@@ -57,10 +57,15 @@ _QUORUM_WALLET: Final = b"\xa1"
 
 
 def default_v1_store_path(network: Network, wallet: str) -> Any:
-    """``$SETTLEMENT_HOME/channel/<network>-v1[-<chain instance>]-<wallet>.sqlite``."""
+    """``$SETTLEMENT_HOME/channel/<network>-v1[-<chain id>][-<chain instance>]-<wallet>.sqlite``:
+    the chain id is named for a profile seen from another chain its node serves
+    (:meth:`~settlement_widgets.networks.Network.on_chain`), since a store belongs to one
+    chain and one ChannelHub and the same wallet may keep stores on both."""
     from ...store_path import default_store_path
 
-    return default_store_path(f"{network.name}-v1", wallet, network.instance)
+    others = {int(c["chainId"]) for c in network.extra.get("v1Chains", ())}
+    name = f"{network.name}-v1" + (f"-{network.chain_id}" if network.chain_id in others else "")
+    return default_store_path(name, wallet, network.instance)
 
 
 class ProviderV1Base:
