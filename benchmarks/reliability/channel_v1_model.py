@@ -74,6 +74,9 @@ class V1ModelParams:
     avoid: frozenset[str] = frozenset()
 
 
+#: the provider's on-chain steps sent on the escrow chain, not to the home channel's hub
+_ESCROW_STEPS = frozenset({"escrow_deposit", "escrow_withdrawal", "escrow_payout"})
+
 #: faucet payments one sequence may take (the faucet is topped up to cover them first)
 FAUCET_PER_SEQUENCE = 8
 
@@ -468,6 +471,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 return
             tx = self.run(p.withdraw_to(CHAIN_B, amount))
             assert tx.status == 1
+            self.run(sb.nitronode.settled())  # its home-chain steps
             self.tokens_b[i] += amount
             self.offchain[i] -= amount
 
@@ -725,7 +729,7 @@ async def _provider_view(p: Any) -> ProviderView:
     done = [
         (int(r["epoch"]), int(r["version"]))
         for r in p.store.onchain(status="done")
-        if r["channel_id"] == cid
+        if r["channel_id"] == cid and r["step"] not in _ESCROW_STEPS  # those: the other chain
     ]
     return ProviderView(
         balance=balance,

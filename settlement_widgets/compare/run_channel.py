@@ -9,8 +9,9 @@ run:
   are the same off-chain v1 transfers; after them the payee opens its home channel on the
   destination chain if it has none (an empty open that carries what it received) and
   withdraws exactly what this run paid it, out of the node's vault on that chain. Nothing
-  is bridged and no escrow is used (Nitrolite v1's escrow transitions, a deposit from or a
-  withdrawal to another chain, are not supported by the node).
+  is bridged and no escrow is used, so it runs on Yellow's network too (its Nitronode v1.4.1
+  refuses v1's escrow transitions, a deposit from or a withdrawal to another chain, which
+  the sandbox's node has: ``ChannelProviderV1.deposit_from`` / ``withdraw_to``).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ async def _pay_out_on(receiver: Any, payee: CountingSigner, net: Network, amount
             raise SettlementValueError(
                 f"the payee {receiver.address} keeps its {receiver.asset} home channel on "
                 f"chain {on}, not on the destination chain {net.chain_id}: moving it would "
-                "need Nitrolite v1's escrow, which the node does not support"
+                "need Nitrolite v1's migration, which neither Yellow's node nor ours implements"
             )
         channel_id = str(home["channel_id"]).lower()
     else:

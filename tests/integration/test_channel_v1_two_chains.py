@@ -182,9 +182,17 @@ async def test_a_deposit_from_the_other_chain_is_escrowed_there_and_credited_at_
         record = sb.nitronode.service.ledger.escrows[str(latest["escrow_channel_id"])]
         async with httpx.AsyncClient() as http:
             initiated = (await http.get(tx.explorer_url)).text
-            finalized = (await http.get(second.explorer.tx_url(record["settle_tx"]))).text
+            release = second.explorer.tx_url(record["txs"]["escrow_release"])
+            finalized = (await http.get(release)).text
+            on_home = (await http.get(first.explorer.tx_url(record["txs"]["home_credit"]))).text
         assert "EscrowDepositInitiated" in initiated and "ChannelHub" in initiated
         assert "EscrowDepositFinalized" in finalized
+        assert "EscrowDepositFinalizedOnHome" in on_home
+        # the home hub holds the credit as the channel's last state: the user's latest state
+        # is enforceable there (a challenge with it is accepted)
+        home = await carol.hub.get_channel_data(channel.id)
+        assert int(home.last_state["version"]) == int(latest["version"])
+        assert int(home.last_state["homeLedger"]["userAllocation"]) == 6 * U
 
         # the credit is spendable and enforced on chain: closing pays 6 on the home chain
         await carol.close_channel(channel.id)
@@ -348,6 +356,11 @@ async def test_a_withdrawal_to_the_other_chain_is_paid_there_from_the_nodes_vaul
         escrow = await hub_b.get_escrow_withdrawal_data(str(latest["escrow_channel_id"]))
         assert (escrow.status, escrow.locked_amount) == ("FINALIZED", 0)
         assert not gina.store.onchain(status="pending")
+        assert sb.nitronode is not None
+        await sb.nitronode.settled()  # the node puts the lock and the debit on the home hub
+        home = await gina.hub.get_channel_data(channel.id)
+        assert int(home.last_state["version"]) == int(latest["version"])
+        assert int(home.last_state["homeLedger"]["userAllocation"]) == 3 * U
 
         await gina.close_channel(channel.id)
         assert await _tokens(sb, first, wallet.address) == 3 * U

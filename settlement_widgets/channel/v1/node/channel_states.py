@@ -249,9 +249,9 @@ class ChannelStates(EscrowDeposits, NodeReads):
             self._record(state, int(kind), channel["channel_id"], wallet)
         elif kind in (T.MUTUAL_LOCK, T.ESCROW_DEPOSIT, T.ESCROW_LOCK, T.ESCROW_WITHDRAW):
             self.record_escrow(state)
+            self.escrow_work = True  # the node's on-chain steps (escrows.settle_escrow)
             if kind == T.ESCROW_DEPOSIT:
                 self._record(state, int(kind), str(state["escrow_channel_id"]), wallet)
-                self.escrow_work = True
             elif kind == T.ESCROW_WITHDRAW:
                 self._record(state, int(kind), wallet, str(state["escrow_channel_id"]))
         elif kind in (T.HOME_WITHDRAWAL, T.FINALIZE):

@@ -109,9 +109,22 @@ class EscrowDeposits:
         return chain_id, token.address, token.decimals
 
     async def check_mutual_lock(self, state: Mapping[str, Any]) -> None:
-        """A mutual lock names an escrow chain and token the node serves (the home channel
-        operating on chain is checked for every submitted state)."""
+        """A mutual lock names an escrow chain and token the node serves, and the node's
+        vault on the home chain holds its side of the lock (the hub takes it from there
+        when the node puts the lock on chain); the home channel operating on chain is
+        checked for every submitted state."""
         self._escrow_chain(state)
+        home = state["home_ledger"]
+        view = self._escrow_view(int(home["blockchain_id"]))
+        asset = self.config.asset(state["asset"])
+        token = asset.token_on(int(home["blockchain_id"])) if asset is not None else None
+        if view is not None and token is not None:
+            amount = to_units(state["transition"]["amount"], token.decimals)
+            if await view.hub.get_node_balance(token.address) < amount:
+                raise _fail(
+                    f"the node cannot lock {state['transition']['amount']} on blockchain "
+                    f"{home['blockchain_id']}"
+                )
 
     async def check_escrow_deposit(self, state: Mapping[str, Any]) -> None:
         """The escrow chain holds the deposit: the record of this escrow is INITIALIZED for
@@ -184,41 +197,99 @@ class EscrowDeposits:
                     "token_address": escrow["token_address"],
                     "amount": state["transition"]["amount"],
                     "lock_version": state["version"],
+                    "lock_state": dict(state),
                     "status": "locked",
                 }
             )
         elif kind == T.ESCROW_DEPOSIT:
             record = dict(self.ledger.escrows[escrow_id])
-            record |= {"status": "credited", "credit_state": dict(state)}
+            record |= {"status": "credited", "second_state": dict(state)}
             self.ledger.put_escrow(record)
         elif kind == T.ESCROW_WITHDRAW:
             # the user takes the lock on its chain with this state (finalizeEscrowWithdrawal)
             record = dict(self.ledger.escrows[escrow_id])
-            record |= {"status": "debited", "debit_state": dict(state)}
+            record |= {"status": "debited", "second_state": dict(state)}
             self.ledger.put_escrow(record)
 
     def escrows_to_settle(self) -> list[dict[str, Any]]:
-        """Credited escrow deposits the node has not finalized on their chain yet."""
-        return [e for e in self.ledger.escrows.values() if e["status"] == "credited"]
+        """Escrows with on-chain steps the node still owes (see :meth:`settle_escrow`)."""
+        return [e for e in self.ledger.escrows.values() if _pending(e)]
 
-    async def settle_escrow(self, escrow: Mapping[str, Any]) -> HubTx | None:
-        """``finalizeEscrowDeposit`` on the escrow chain with the co-signed credit state (the
-        deposit goes to the node's vault); skipped when the chain shows it finalized (a
-        restart after the transaction). Marks the record ``settled``; the caller commits."""
+    async def settle_escrow(self, escrow: Mapping[str, Any]) -> None:
+        """The node's on-chain steps for ``escrow``, in order, each skipped when the chain
+        shows it done (a restart after the transaction), each recorded as it lands:
+
+        - ``home_lock``: the lock state on the home chain (``initiateEscrowDeposit`` /
+          ``initiateEscrowWithdrawal``; only the node may send a deposit's there), so the
+          home channel's last on-chain state is the lock;
+        - ``home_credit`` / ``home_debit``: the second state there (``finalizeEscrow*``),
+          so the user's latest co-signed state is what the home hub holds: a challenge with
+          it is accepted (the hub refuses a finalizing intent whose lock it never saw);
+        - ``escrow_release`` (deposits): ``finalizeEscrowDeposit`` on the escrow chain, the
+          deposit to the node's vault there (status ``settled``).
+
+        The caller commits."""
+        for action in _pending(escrow):
+            tx = await self._escrow_action(escrow, action)
+            done = [*escrow.get("done", ()), action]
+            escrow = {**escrow, "done": done}
+            if tx is not None:
+                escrow["txs"] = {**escrow.get("txs", {}), action: tx.tx_hash}
+            if action == "escrow_release":
+                escrow["status"] = "settled"
+            self.ledger.put_escrow(escrow)
+
+    async def _escrow_action(self, escrow: Mapping[str, Any], action: str) -> HubTx | None:
+        from ..chain.hub_types import contract_definition
         from ..core.calldata import contract_state_from_wire
 
-        chain_id = int(escrow["blockchain_id"])
-        view = self._escrow_view(chain_id)
+        decimals = self.config.token_decimals()
+        deposit = escrow["kind"] == "deposit"
+        if action == "escrow_release":
+            view = self._escrow_view(int(escrow["blockchain_id"]))
+            if view is None:
+                raise _fail(f"the node does not watch blockchain {escrow['blockchain_id']}")
+            record = await view.hub.get_escrow_deposit_data(escrow["escrow_id"])
+            if record.status_code == _FINALIZED:
+                return None
+            state = contract_state_from_wire(escrow["second_state"], decimals)
+            return await view.hub.finalize_escrow_deposit(
+                escrow["channel_id"], escrow["escrow_id"], state
+            )
+        channel = self.ledger.channels[escrow["channel_id"]]
+        view = self._escrow_view(int(channel["blockchain_id"]))
         if view is None:
-            raise _fail(f"the node does not watch blockchain {chain_id}")
+            raise _fail(f"the node does not watch blockchain {channel['blockchain_id']}")
         hub = view.hub
-        tx: HubTx | None = None
-        record = await hub.get_escrow_deposit_data(escrow["escrow_id"])
-        if record.status_code != _FINALIZED:
-            state = contract_state_from_wire(escrow["credit_state"], self.config.token_decimals())
-            tx = await hub.finalize_escrow_deposit(escrow["channel_id"], escrow["escrow_id"], state)
-        settled = {**escrow, "status": "settled"}
-        if tx is not None:
-            settled["settle_tx"] = tx.tx_hash
-        self.ledger.put_escrow(settled)
-        return tx
+        state = escrow["lock_state"] if action == "home_lock" else escrow["second_state"]
+        on_chain = await hub.get_channel_data(escrow["channel_id"])
+        if int(on_chain.last_state.get("version", 0)) >= int(state["version"]):
+            return None  # on chain already (this step, or a later state of the channel)
+        contract = contract_state_from_wire(state, decimals)
+        if action == "home_lock":
+            definition = contract_definition(
+                user=channel["user_wallet"],
+                node=self.config.node_key.address,
+                asset=channel["asset"],
+                nonce=int(channel["nonce"]),
+                challenge_duration=int(channel["challenge_duration"]),
+                approved_sig_validators=channel["approved_sig_validators"],
+            )
+            initiate = hub.initiate_escrow_deposit if deposit else hub.initiate_escrow_withdrawal
+            return await initiate(definition, contract)
+        finalize = hub.finalize_escrow_deposit if deposit else hub.finalize_escrow_withdrawal
+        return await finalize(escrow["channel_id"], escrow["escrow_id"], contract)
+
+
+def _pending(escrow: Mapping[str, Any]) -> list[str]:
+    """The node's on-chain steps for ``escrow`` that are due and not done, in order."""
+    if escrow["status"] == "locked":
+        due = ["home_lock"]
+    elif escrow["status"] == "credited":
+        due = ["home_lock", "home_credit", "escrow_release"]
+    elif escrow["status"] == "debited":
+        due = ["home_lock", "home_debit"]
+    else:
+        due = []
+    done = set(escrow.get("done", ()))
+    return [a for a in due if a not in done]

@@ -227,7 +227,7 @@ class NitronodeNode(NodeServer):
             try:
                 await service.settle_escrow(escrow)
             except Exception:
-                _log.exception("settling escrow deposit %s failed", escrow["escrow_id"])
+                _log.exception("the on-chain steps of escrow %s failed", escrow["escrow_id"])
         await committer.flush()
 
     async def settled(self) -> None:
