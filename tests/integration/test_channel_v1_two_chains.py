@@ -10,7 +10,9 @@ the node, both hubs and both chains' token balances.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -472,3 +474,96 @@ async def test_an_uncredited_escrow_deposit_is_reclaimed_after_a_challenge(
     finally:
         node.service.check_escrow_deposit = credit  # type: ignore[method-assign]
         await kim.close()
+
+
+async def _eventually(check: Any, what: str, timeout: float = 30.0) -> None:
+    """Wait until ``await check()`` is true: the node in its own process acts on the chains
+    after it replies, and a chain read is the only thing that shows it (polled, bounded)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{what}: not seen within {timeout} s")
+        await asyncio.sleep(0.05)
+
+
+async def test_a_sigkilled_node_loses_no_escrow_credit_and_finishes_its_steps(
+    sb: LocalSandbox, tmp_path: Path
+) -> None:
+    """The node in its own process, serving and reading both chains, is SIGKILLed the moment
+    it has acknowledged an escrow deposit's credit (its on-chain steps maybe half done). On
+    restart, over the same database and port, the credit is there with the signature sent
+    back, and the node finishes its steps: the escrow released to its vault on the second
+    chain, the lock and the credit on the home hub."""
+    from dataclasses import replace
+
+    from settlement_widgets.channel.v1.node import NitronodeProcess, NodeAsset, NodeToken
+
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    assert sb.deployment is not None and first.token is not None and second.token is not None
+    d = sb.deployment
+    asset = NodeAsset(
+        symbol=d.token_symbol,
+        decimals=d.token_decimals,
+        tokens=(
+            NodeToken(first.chain_id, first.token, d.token_decimals),
+            NodeToken(SECOND, second.token, d.token_decimals),
+        ),
+    )
+    node = NitronodeProcess(
+        db_path=tmp_path / "node.sqlite",
+        node_key=sb._broker_key,  # the hubs' NODE
+        chain_id=first.chain_id,
+        hub=str(first.contracts.channel_hub),
+        assets=[asset],
+        rpc_url=first.rpc_url,
+        extra_chains=[(SECOND, str(second.contracts.channel_hub), str(second.rpc_url))],
+        rate_limit_per_sec=1000,
+        rate_limit_burst=1000,
+    )
+    await node.start()
+    try:
+        net = replace(first, node_url=node.url)
+        wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+        await _fund(sb, first, wallet.address, U)
+        await _fund(sb, second, wallet.address, 2 * U)
+        lara = await ChannelProviderV1(net, wallet).connect()
+        try:
+            channel = await lara.create_channel(lara.node_address, lara.asset, U)
+            credit = lara.client.escrow_deposit
+
+            async def then_killed(*args: Any, **kw: Any) -> Any:
+                state = await credit(*args, **kw)  # acknowledged: the reply is here
+                await node.kill()
+                return state
+
+            lara.client.escrow_deposit = then_killed  # type: ignore[method-assign]
+            await lara.deposit_from(SECOND, 2 * U)
+            acked = lara.store.latest_state(lara.asset)
+            assert acked is not None and int(acked["transition"]["type"]) == 20
+        finally:
+            await lara.close()
+
+        await node.restart()
+        again = await ChannelProviderV1(net, wallet).connect()
+        try:
+            latest = await again.client.get_latest_state(wallet.address, again.asset, True)
+            assert latest is not None
+            assert (latest["version"], latest["node_sig"]) == (acked["version"], acked["node_sig"])
+            assert await again.balances() == {again.asset: 3 * U}
+            hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+            escrow_id = str(acked["escrow_channel_id"])
+
+            async def released() -> bool:
+                return (await hub_b.get_escrow_deposit_data(escrow_id)).status == "FINALIZED"
+
+            async def on_home() -> bool:
+                data = await again.hub.get_channel_data(channel.id)
+                return int(data.last_state.get("version", 0)) == int(acked["version"])
+
+            await _eventually(released, "the escrow released to the node's vault")
+            await _eventually(on_home, "the credit on the home hub")
+            assert await _tokens(sb, second, wallet.address) == 0
+        finally:
+            await again.close()
+    finally:
+        await node.aclose()

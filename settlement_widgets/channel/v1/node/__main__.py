@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from ....keys import PrivateKey
 from .config import (
     RATE_LIMIT_ENV,
     NitronodeConfig,
+    NodeAsset,
     NodeChain,
     parse_asset_spec,
     rate_limits_from_env,
@@ -46,6 +48,20 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         help="symbol:0xTOKEN:decimals (repeatable), e.g. usdc:0x...:6",
+    )
+    p.add_argument(
+        "--rpc-url",
+        default=None,
+        help="JSON-RPC of that chain: the node reads the hub there (without it, channels count "
+        "as open once their creation is co-signed)",
+    )
+    p.add_argument(
+        "--extra-chain",
+        action="append",
+        default=[],
+        metavar="ID,HUB,RPC_URL,SYMBOL:0xTOKEN:DECIMALS",
+        help="another chain the node serves and reads (repeatable; needs --rpc-url): its id, "
+        "ChannelHub, JSON-RPC and the asset's token there",
     )
     p.add_argument("--durability", choices=("full", "normal"), default="full")
     for flag, kind, var in (
@@ -83,17 +99,63 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
     return limits
 
 
+def _chains(
+    args: argparse.Namespace, key: PrivateKey
+) -> tuple[tuple[NodeChain, ...], tuple[NodeAsset, ...], dict[int, Any]]:
+    """The chains (the first from --chain-id/--hub, then --extra-chain), the assets with
+    their tokens on each, and a hub view per chain read over JSON-RPC."""
+    from ....wallet import WalletClient
+    from ..chain.hub import ChannelHubClient, HubChainView
+
+    chains = [NodeChain(args.chain_id, args.hub, args.chain_name)]
+    assets = {a.symbol: a for a in (parse_asset_spec(spec, args.chain_id) for spec in args.asset)}
+    rpc = {args.chain_id: args.rpc_url} if args.rpc_url else {}
+    for extra in args.extra_chain:
+        try:
+            chain_text, hub, url, spec = extra.split(",")
+            chain_id = int(chain_text)
+        except ValueError:
+            raise SystemExit(
+                f"--extra-chain {extra!r}: expected ID,HUB,RPC_URL,SYMBOL:TOKEN:DECIMALS"
+            ) from None
+        if not args.rpc_url:
+            raise SystemExit(
+                "--extra-chain needs --rpc-url (a node serving several chains reads them)"
+            )
+        if all(c.blockchain_id != chain_id for c in chains):
+            chains.append(NodeChain(chain_id, hub, f"chain-{chain_id}"))
+        rpc[chain_id] = url
+        asset = parse_asset_spec(spec, chain_id)
+        known = assets.get(asset.symbol)
+        assets[asset.symbol] = (
+            replace(known, tokens=(*known.tokens, *asset.tokens)) if known is not None else asset
+        )
+    views = {
+        chain.blockchain_id: HubChainView(
+            ChannelHubClient(
+                WalletClient(key, rpc_url=rpc[chain.blockchain_id]), chain.channel_hub_address
+            )
+        )
+        for chain in chains
+        if chain.blockchain_id in rpc
+    }
+    return tuple(chains), tuple(assets.values()), views
+
+
 async def _run(args: argparse.Namespace) -> int:
+    key = _node_key(args.node_key_env)
+    chains, assets, views = _chains(args, key)
     config = NitronodeConfig(
         db_path=args.db,
-        node_key=_node_key(args.node_key_env),
-        chains=(NodeChain(args.chain_id, args.hub, args.chain_name),),
-        assets=tuple(parse_asset_spec(spec, args.chain_id) for spec in args.asset),
+        node_key=key,
+        chains=chains,
+        assets=assets,
         port=args.port,
         durability=args.durability,
         **_limits(args),
     )
-    node = NitronodeNode(config)
+    view: Any = views if len(views) > 1 else (next(iter(views.values())) if views else None)
+    node = NitronodeNode(config, chain_view=view)
     await node.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

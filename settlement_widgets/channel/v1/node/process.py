@@ -22,7 +22,8 @@ NODE_KEY_ENV = "SETTLEMENT_NITRONODE_KEY"
 
 
 class NitronodeProcess(NodeProcess):
-    """One chain (``chain_id`` with its ChannelHub ``hub``) and its assets' tokens on it."""
+    """One chain (``chain_id`` with its ChannelHub ``hub``) and its assets' tokens on it, or
+    several (``extra_chains``, each read over its JSON-RPC)."""
 
     URL_KEY = "url"
     NAME = "Nitronode"
@@ -39,7 +40,12 @@ class NitronodeProcess(NodeProcess):
         port: int = 0,
         rate_limit_per_sec: float | None = None,
         rate_limit_burst: float | None = None,
+        rpc_url: str | None = None,
+        extra_chains: Sequence[tuple[int, str, str]] = (),
     ) -> None:
+        """``rpc_url``: the chain's JSON-RPC, for the node to read its hub; ``extra_chains``:
+        more chains it serves and reads, as (chain id, ChannelHub, JSON-RPC), with the
+        assets' tokens on them in ``assets``."""
         super().__init__(key=node_key, key_env=NODE_KEY_ENV, port=port)
         #: per-connection request limits (None: the node's defaults, those of the real node)
         self.rate_limit_per_sec = rate_limit_per_sec
@@ -49,6 +55,8 @@ class NitronodeProcess(NodeProcess):
         self.hub = hub
         self.assets = tuple(assets)
         self.durability = durability
+        self.rpc_url = rpc_url
+        self.extra_chains = tuple(extra_chains)
 
     @property
     def node_address(self) -> str:
@@ -71,4 +79,12 @@ class NitronodeProcess(NodeProcess):
         for asset in self.assets:
             token = asset.token_on(self.chain_id) or asset.tokens[0]
             argv += ["--asset", f"{asset.symbol}:{token.address}:{token.decimals}"]
+        if self.rpc_url:
+            argv += ["--rpc-url", self.rpc_url]
+        for chain_id, hub, url in self.extra_chains:
+            for asset in self.assets:
+                there = asset.token_on(chain_id)
+                if there is not None:
+                    spec = f"{asset.symbol}:{there.address}:{there.decimals}"
+                    argv += ["--extra-chain", f"{chain_id},{hub},{url},{spec}"]
         return argv
