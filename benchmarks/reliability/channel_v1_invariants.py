@@ -29,7 +29,8 @@ Amounts are integer token units everywhere; the node's decimal strings are conve
     the latest state of the node's ledger (and the model's expectation); the node's
     ``get_home_channel`` status is the hub's; the provider's channel's
     version and amount equal the node's latest co-signed state; its channel status equals the
-    hub's; the hub's last state is a state of the node's chain, ledger for ledger.
+    hub's; the hub's last state is a state of the node's chain, ledger for ledger, and the
+    provider's last on-chain step, or a later escrow state the node put there itself.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ __all__ = [
 
 #: transition types (Nitrolite v1.4.1 ``sdk/ts/src/core/types.ts``)
 ACK, DEPOSIT, WITHDRAW, SEND, RECEIVE, COMMIT, RELEASE, FINALIZE = 1, 10, 11, 30, 31, 40, 41, 200
-ESCROW_DEPOSIT, ESCROW_WITHDRAW = 20, 21
+ESCROW_DEPOSIT, ESCROW_WITHDRAW, MUTUAL_LOCK, ESCROW_LOCK = 20, 21, 120, 110
+_ESCROW_KINDS: Final = (MUTUAL_LOCK, ESCROW_DEPOSIT, ESCROW_LOCK, ESCROW_WITHDRAW)
 #: the node's credit after a challenged channel closed (Nitronode ``NewChallengeRescueState``)
 RESCUE: Final = 201
 _CREDITS: Final = (RECEIVE, RELEASE, RESCUE)
@@ -457,12 +459,30 @@ def _views(snap: Snapshot, wallet: WalletView) -> list[str]:
     status = hub.status if hub is not None else "VOID"
     if _HUB_STATUS.get(str(p.status)) != status:
         out.append(f"(c) {who}: provider says {p.channel_id} is {p.status}, the hub {status}")
-    if hub is not None and p.onchain_version is not None and hub.version != p.onchain_version:
+    if (
+        hub is not None
+        and p.onchain_version is not None
+        and hub.version != p.onchain_version
+        and not _node_put_on_chain(wallet, p.channel_id, hub.version, p.onchain_version)
+    ):
         out.append(
             f"(c) {who}: the hub holds v{hub.version} of {p.channel_id}, the provider's last "
             f"on-chain step was v{p.onchain_version}"
         )
     return out
+
+
+def _node_put_on_chain(wallet: WalletView, channel: str, hub_version: int, mine: int) -> bool:
+    """The hub is ahead of the provider's own on-chain steps only by an escrow's states,
+    which the node puts on the home hub itself (its lock, then the credit or the debit)."""
+    if hub_version < mine:
+        return False
+    at = [
+        s
+        for s in wallet.states
+        if _channel(s) == channel.lower() and int(s["version"]) == hub_version
+    ]
+    return bool(at) and _kind(at[-1]) in _ESCROW_KINDS
 
 
 # --- helpers ----------------------------------------------------------------------------------
