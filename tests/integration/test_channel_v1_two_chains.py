@@ -79,6 +79,16 @@ async def _fund(sb: LocalSandbox, network: Network, address: str, tokens: int) -
     await deployer.transact(token.functions.mint(address, tokens), abis=[abi])
 
 
+async def _home_hub_holds(
+    provider: ChannelProviderV1, channel_id: str, state: Any, allocation: int
+) -> None:
+    """The home hub's last state of ``channel_id`` is ``state`` (the node put the escrow's
+    states there), allocating the user ``allocation``."""
+    home = await provider.hub.get_channel_data(channel_id)
+    assert int(home.last_state["version"]) == int(state["version"])
+    assert int(home.last_state["homeLedger"]["userAllocation"]) == allocation
+
+
 async def _tokens(sb: LocalSandbox, network: Network, address: str) -> int:
     probe = ChannelHubClient(_chain(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
     assert network.token is not None
@@ -192,9 +202,7 @@ async def test_a_deposit_from_the_other_chain_is_escrowed_there_and_credited_at_
         assert "EscrowDepositFinalizedOnHome" in on_home
         # the home hub holds the credit as the channel's last state: the user's latest state
         # is enforceable there (a challenge with it is accepted)
-        home = await carol.hub.get_channel_data(channel.id)
-        assert int(home.last_state["version"]) == int(latest["version"])
-        assert int(home.last_state["homeLedger"]["userAllocation"]) == 6 * U
+        await _home_hub_holds(carol, channel.id, latest, 6 * U)
 
         # the credit is spendable and enforced on chain: closing pays 6 on the home chain
         await carol.close_channel(channel.id)
@@ -360,9 +368,7 @@ async def test_a_withdrawal_to_the_other_chain_is_paid_there_from_the_nodes_vaul
         assert not gina.store.onchain(status="pending")
         assert sb.nitronode is not None
         await sb.nitronode.settled()  # the node puts the lock and the debit on the home hub
-        home = await gina.hub.get_channel_data(channel.id)
-        assert int(home.last_state["version"]) == int(latest["version"])
-        assert int(home.last_state["homeLedger"]["userAllocation"]) == 3 * U
+        await _home_hub_holds(gina, channel.id, latest, 3 * U)
 
         await gina.close_channel(channel.id)
         assert await _tokens(sb, first, wallet.address) == 3 * U

@@ -114,29 +114,24 @@ class EscrowDeposits:
         when the node puts the lock on chain); the home channel operating on chain is
         checked for every submitted state."""
         self._escrow_chain(state)
-        home = state["home_ledger"]
-        view = self._escrow_view(int(home["blockchain_id"]))
-        asset = self.config.asset(state["asset"])
-        token = asset.token_on(int(home["blockchain_id"])) if asset is not None else None
-        if view is not None and token is not None:
-            amount = to_units(state["transition"]["amount"], token.decimals)
-            if await view.hub.get_node_balance(token.address) < amount:
-                raise _fail(
-                    f"the node cannot lock {state['transition']['amount']} on blockchain "
-                    f"{home['blockchain_id']}"
-                )
+        await self._check_vault(state, int(state["home_ledger"]["blockchain_id"]))
 
     async def check_escrow_deposit(self, state: Mapping[str, Any]) -> None:
-        """The escrow chain holds the deposit: the record of this escrow is INITIALIZED for
-        the home channel with exactly the amount locked, as of the chain's confirmation
-        delay."""
+        """The escrow chain holds the deposit (see :meth:`_check_escrow_held`)."""
+        await self._check_escrow_held(state, deposit=True)
+
+    async def _check_escrow_held(self, state: Mapping[str, Any], *, deposit: bool) -> None:
+        """The escrow chain holds the escrow of ``state`` (its second state): the record is
+        INITIALIZED for the home channel with exactly the amount locked, as of the chain's
+        confirmation delay; the user's deposit is credited, or the user debited, only
+        against it."""
         chain_id, _token, decimals = self._escrow_chain(state)
         view = self._escrow_view(chain_id)
         assert view is not None
-        escrow_id = str(state["escrow_channel_id"])
         chain = self.config.chain(chain_id)
         delay = int(chain.confirmation_delay_secs) if chain is not None else 0
-        record = await view.escrow_deposit(escrow_id, delay)
+        read = view.escrow_deposit if deposit else view.escrow_withdrawal
+        record = await read(str(state["escrow_channel_id"]), delay)
         amount = to_units(state["transition"]["amount"], decimals)
         if (
             record is None
@@ -144,41 +139,33 @@ class EscrowDeposits:
             or record.channel_id.lower() != str(state["home_channel_id"]).lower()
             or record.locked_amount != amount
         ):
-            raise _fail(ESCROW_NOT_LOCKED)
+            raise _fail(ESCROW_NOT_LOCKED if deposit else ESCROW_WITHDRAWAL_NOT_LOCKED)
+
+    async def _check_vault(self, state: Mapping[str, Any], chain_id: int) -> None:
+        """The node's vault on ``chain_id`` holds the state's amount (the hub takes the node's
+        side of an escrow from there)."""
+        view = self._escrow_view(chain_id)
+        asset = self.config.asset(state["asset"])
+        token = asset.token_on(chain_id) if asset is not None else None
+        if view is None or token is None:
+            return
+        amount = to_units(state["transition"]["amount"], token.decimals)
+        if await view.hub.get_node_balance(token.address) < amount:
+            amount_text = state["transition"]["amount"]
+            raise _fail(f"the node cannot lock {amount_text} on blockchain {chain_id}")
 
     async def check_escrow_lock(self, state: Mapping[str, Any]) -> None:
         """An escrow lock (the start of a withdrawal to another chain) names a chain and
         token the node serves, and the node's vault there holds the amount (the hub takes
         it from there when the escrow is initiated). The amount being backed at home is the
         backing rule's (:data:`.backing._SPENDS`)."""
-        chain_id, token, decimals = self._escrow_chain(state)
-        view = self._escrow_view(chain_id)
-        assert view is not None
-        amount = to_units(state["transition"]["amount"], decimals)
-        vault = await view.hub.get_node_balance(token)
-        if vault < amount:
-            raise _fail(
-                f"the node cannot lock {state['transition']['amount']} on blockchain {chain_id}"
-            )
+        chain_id, _token, _decimals = self._escrow_chain(state)
+        await self._check_vault(state, chain_id)
 
     async def check_escrow_withdraw(self, state: Mapping[str, Any]) -> None:
-        """The escrow chain holds the node's lock for this withdrawal: the record is
-        INITIALIZED for the home channel with exactly the amount, as of the chain's
-        confirmation delay (the user is debited at home only against it)."""
-        chain_id, _token, decimals = self._escrow_chain(state)
-        view = self._escrow_view(chain_id)
-        assert view is not None
-        chain = self.config.chain(chain_id)
-        delay = int(chain.confirmation_delay_secs) if chain is not None else 0
-        record = await view.escrow_withdrawal(str(state["escrow_channel_id"]), delay)
-        amount = to_units(state["transition"]["amount"], decimals)
-        if (
-            record is None
-            or record.status_code != _INITIALIZED
-            or record.channel_id.lower() != str(state["home_channel_id"]).lower()
-            or record.locked_amount != amount
-        ):
-            raise _fail(ESCROW_WITHDRAWAL_NOT_LOCKED)
+        """The escrow chain holds the node's lock for this withdrawal (see
+        :meth:`_check_escrow_held`)."""
+        await self._check_escrow_held(state, deposit=False)
 
     def record_escrow(self, state: Mapping[str, Any]) -> None:
         """The escrow's record after its state is co-signed (same commit as the state)."""
