@@ -109,6 +109,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "projected onto sepolia, gas price read from SEPOLIA_RPC_URL",
         "PROJECTION, not a measurement",
     ),
+    "08_nitrolite_v1_two_chains": (
+        "SETTLEMENT_NETWORK=sepolia: runs on a private local sandbox with two chains",
+    ),
     "dashboard": ("network='sepolia'",),
     DASHBOARD_V1: (
         "network='sepolia-v1'",
