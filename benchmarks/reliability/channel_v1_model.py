@@ -173,19 +173,6 @@ async def _start_env(workdir: Path, runner: _LoopThread, chain: str, escrow: boo
     return _Env(sb, workdir, runner)
 
 
-async def restart_node(sb: Any) -> None:
-    """Stop the sandbox's Nitronode and start a new one on the same port over the same
-    database and chain view, as after a crash: clients reconnect on their next request."""
-    from dataclasses import replace
-
-    from settlement_widgets.channel.v1.node import NitronodeNode
-
-    old = sb.nitronode
-    config = replace(old.config, port=old.port)
-    await old.aclose()
-    sb.nitronode = await NitronodeNode(config, chain_view=old.chain_view).start()
-
-
 def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> type:
     """The ``RuleBasedStateMachine`` bound to ``env`` (hypothesis builds one per sequence)."""
     from hypothesis import strategies as st
@@ -607,7 +594,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             if not now:
                 return
             self.step("restart_node()")
-            self.run(restart_node(sb))
+            self.run(sb.restart_nitronode())
 
         @rule(seconds=st.sampled_from([1, 600, 2 * 86400]), now=_RARELY)
         def advance_time(self, seconds: int, now: bool) -> None:
