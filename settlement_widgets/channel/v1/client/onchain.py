@@ -456,7 +456,9 @@ class OnChainOps(ProviderV1Base):
             hub = self._hub_on(chain_id)
             escrow_id = str(lock["escrow_channel_id"])
             record = await hub.get_escrow_deposit_data(escrow_id)
-            now = int((await hub.signer.w3.eth.get_block("latest"))["timestamp"])
+            from ....chain_clock import chain_time
+
+            now = await chain_time(hub.signer.w3)
             if record.status != "DISPUTED" or record.challenge_expiry >= now:
                 raise ChannelStateError(
                     f"the escrow deposit is {record.status}"
