@@ -27,6 +27,7 @@ failing sequence can be replayed by hand.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import traceback
 from collections.abc import Coroutine
@@ -93,11 +94,15 @@ class _Env:
     runner: _LoopThread
     sequence: int = 0
     log: list[str] = field(default_factory=list)
+    #: what ended each failed sequence, as teardown saw it: hypothesis reports a sequence that
+    #: fails where an earlier one with the same draws did not as "flaky" and drops the error
+    failures: list[str] = field(default_factory=list)
 
 
 def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams()) -> CheckResult:
     """Run the model for ``params`` against one v1 sandbox under ``workdir``."""
     from hypothesis import HealthCheck, Phase, settings
+    from hypothesis.errors import Flaky
     from hypothesis.stateful import run_state_machine_as_test
 
     result = CheckResult("channel_v1_model")
@@ -136,6 +141,9 @@ def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams())
                     f"{type(cause).__name__}: {cause} (at {Path(where.filename).name}:"
                     f"{where.lineno}: {where.line}); steps: {'; '.join(env.log)}"
                 )
+            if isinstance(exc, Flaky):  # the errors it hid: what the sequences raised
+                for failure in env.failures:
+                    result.fail(failure)
         finally:
             runner.run(env.sb.aclose())
     finally:
@@ -700,6 +708,14 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             )
 
         def teardown(self) -> None:
+            failure = sys.exc_info()[1]  # hypothesis tears down in a ``finally``
+            if failure is not None:
+                where = traceback.extract_tb(failure.__traceback__)[-1]
+                env.failures.append(
+                    f"sequence {self.seq}: {type(failure).__name__}: {failure} (at "
+                    f"{Path(where.filename).name}:{where.lineno}: {where.line}); "
+                    f"steps: {'; '.join(env.log)}"
+                )
             for p in self.providers.values():
                 self.run(p.close())
 
