@@ -482,7 +482,10 @@ class LocalSandbox:
     async def restart_nitronode(self) -> None:
         """Stop the Nitronode and start a new one on the same port over the same ledger and
         chains, as after a crash and a restart: what it acknowledged must still be there,
-        and what it had left to do on chain (an escrow deposit to settle) it does now."""
+        and what it had left to do on chain (an escrow deposit to settle) it does now.
+        Returns once that work is done too, so a read right after sees a quiet node (the
+        work running on behind a caller's reads gave torn snapshots: the escrow chain's hub
+        read before the deposit's release, the node's record after)."""
         from ..channel.v1.node import NitronodeNode
 
         old = self.nitronode
@@ -492,6 +495,7 @@ class LocalSandbox:
         await old.aclose()
         node = NitronodeNode(config, chain_view=old.chain_view)
         self.nitronode = await node.start()
+        await self.nitronode.settled()
 
     async def aclose(self) -> None:
         """Stop everything that was started (safe to call twice or after a failed start)."""

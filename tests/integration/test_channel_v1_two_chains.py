@@ -211,6 +211,59 @@ async def test_a_deposit_from_the_other_chain_is_escrowed_there_and_credited_at_
         await carol.close()
 
 
+async def test_a_credit_committed_while_the_nodes_lock_step_is_mined_is_still_settled(
+    sb: LocalSandbox,
+) -> None:
+    """The node puts a deposit's lock on the home hub after co-signing it; the user's credit
+    (escrow_deposit) may be committed while that transaction is on its way. The step's
+    record written after it lands must keep the credit: a copy taken before it undid the
+    credit's record, and the escrow stayed on the escrow chain with nothing owed on it (the
+    reliability model found it under load). Here the lock step is held, once its
+    transaction is mined, until the whole deposit_from has returned."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await _fund(sb, first, wallet.address, 2 * U)
+    await _fund(sb, second, wallet.address, U)
+    gina = await ChannelProviderV1(first, wallet).connect()
+    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    node = sb.nitronode
+    assert node is not None and node.service is not None
+    service = node.service
+    action = service._escrow_action
+    mined, release = asyncio.Event(), asyncio.Event()
+
+    async def held(escrow: Any, step: str) -> Any:
+        tx = await action(escrow, step)
+        if step == "home_lock":
+            mined.set()
+            await release.wait()
+        return tx
+
+    service._escrow_action = held  # type: ignore[method-assign]
+    try:
+        vault = await hub_b.get_node_balance(str(second.token))
+        channel = await gina.create_channel(gina.node_address, gina.asset, 2 * U)
+        await gina.deposit_from(SECOND, U, channel_id=channel.id)
+        await mined.wait()  # the lock's step landed and is held; the credit is committed
+        latest = gina.store.latest_state(gina.asset)
+        assert latest is not None and int(latest["transition"]["type"]) == 20
+        escrow_id = str(latest["escrow_channel_id"])
+        assert service.ledger.escrows[escrow_id]["status"] == "credited"
+        release.set()
+        await node.settled()
+        record = service.ledger.escrows[escrow_id]
+        assert record["status"] == "settled"
+        assert record["done"] == ["home_lock", "home_credit", "escrow_release"]
+        data = await hub_b.get_escrow_deposit_data(escrow_id)
+        assert (data.status, data.locked_amount) == ("FINALIZED", 0)
+        assert await hub_b.get_node_balance(str(second.token)) == vault + U
+        await _home_hub_holds(gina, channel.id, latest, 3 * U)
+    finally:
+        release.set()
+        service._escrow_action = action  # type: ignore[method-assign]
+        await gina.close()
+
+
 async def test_the_node_refuses_to_credit_an_escrow_the_other_chain_does_not_hold(
     sb: LocalSandbox,
 ) -> None:

@@ -215,16 +215,23 @@ class EscrowDeposits:
         - ``escrow_release`` (deposits): ``finalizeEscrowDeposit`` on the escrow chain, the
           deposit to the node's vault there (status ``settled``).
 
-        The caller commits."""
-        for action in _pending(escrow):
-            tx = await self._escrow_action(escrow, action)
-            done = [*escrow.get("done", ()), action]
-            escrow = {**escrow, "done": done}
+        The record is read afresh before each step and after its transaction: the user's
+        second state may be committed while a step is on its way (a lock's ``home_lock``
+        mined while the ``escrow_deposit`` is credited), and writing back the copy taken
+        before it would undo the credit's record, so its steps would never be taken (the
+        reliability model found such a deposit left on the escrow chain). The caller
+        commits."""
+        escrow_id = str(escrow["escrow_id"])
+        while pending := _pending(self.ledger.escrows[escrow_id]):
+            action = pending[0]
+            tx = await self._escrow_action(self.ledger.escrows[escrow_id], action)
+            latest = dict(self.ledger.escrows[escrow_id])
+            latest["done"] = [*latest.get("done", ()), action]
             if tx is not None:
-                escrow["txs"] = {**escrow.get("txs", {}), action: tx.tx_hash}
+                latest["txs"] = {**latest.get("txs", {}), action: tx.tx_hash}
             if action == "escrow_release":
-                escrow["status"] = "settled"
-            self.ledger.put_escrow(escrow)
+                latest["status"] = "settled"
+            self.ledger.put_escrow(latest)
 
     async def _escrow_action(self, escrow: Mapping[str, Any], action: str) -> HubTx | None:
         from ..chain.hub_types import contract_definition

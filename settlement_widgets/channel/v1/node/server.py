@@ -87,6 +87,7 @@ class NitronodeNode(NodeServer):
         self.committer: GroupCommitter | None = None
         self._lock = asyncio.Lock()
         self._settling: asyncio.Task[None] | None = None
+        self._settle_again = False  # work arrived while ``_settling`` ran: it goes round again
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -206,9 +207,12 @@ class NitronodeNode(NodeServer):
     # --- escrow settlement (see .escrows) -----------------------------------------------------
 
     def _kick_settlement(self) -> None:
-        """Settle credited escrow deposits on their chains, one task at a time."""
+        """Settle credited escrow deposits on their chains, one task at a time: work that
+        arrives while the task runs is taken by the same task (so :meth:`settled`, waiting
+        on that one task, sees it; a second task started from a done-callback could begin
+        after ``settled`` returned)."""
         if self._settling is not None and not self._settling.done():
-            self._settling.add_done_callback(lambda _t: self._kick_settlement())
+            self._settle_again = True
             return
         service = self.service
         if service is None or not service.escrows_to_settle() or self._closing:
@@ -222,13 +226,22 @@ class NitronodeNode(NodeServer):
         credit or restart."""
         committer, service = self.committer, self.service
         assert committer is not None and service is not None
-        await committer.flush()
-        for escrow in service.escrows_to_settle():
-            try:
-                await service.settle_escrow(escrow)
-            except Exception:
-                _log.exception("the on-chain steps of escrow %s failed", escrow["escrow_id"])
-        await committer.flush()
+        while True:
+            self._settle_again = False
+            await committer.flush()
+            for escrow in service.escrows_to_settle():
+                try:
+                    await service.settle_escrow(escrow)
+                except Exception:
+                    _log.exception("the on-chain steps of escrow %s failed", escrow["escrow_id"])
+            await committer.flush()
+            if not self._settle_again or self._closing:
+                return
+
+    @property
+    def settling(self) -> bool:
+        """Whether the node is taking escrow steps on chain right now (see :meth:`settled`)."""
+        return self._settling is not None and not self._settling.done()
 
     async def settled(self) -> None:
         """Return once every credited escrow deposit is settled on its chain (tests: an
