@@ -53,6 +53,7 @@ EVENTS: Final = (
 #: transition types (Nitrolite v1.4.1 ``core/types.ts``)
 _ACK, _DEPOSIT, _WITHDRAW, _SEND, _RECEIVE, _FINALIZE = 1, 10, 11, 30, 31, 200
 _MUTUAL_LOCK, _ESCROW_DEPOSIT, _ESCROW_LOCK, _ESCROW_WITHDRAW = 120, 20, 110, 21
+_MIGRATE, _MIGRATE_FINALIZE = 100, 101
 _QUORUM_WALLET: Final = b"\xa1"
 
 
