@@ -265,3 +265,48 @@ async def test_a_migration_is_refused_before_signing(sb: LocalSandbox) -> None:
         ).status == "VOID"
     finally:
         await dave.close()
+
+
+async def test_a_restarted_node_releases_the_old_chain(sb: LocalSandbox) -> None:
+    """The finalizing state is committed with the migration's record; if the node cannot
+    finalize the old chain then (here: the first attempt fails), a restarted node, reading
+    the record back, does it, and a step the chain shows done is not sent again."""
+    wallet = await _user(sb, tokens_a=3 * U)
+    books = _Books(sb, wallet.address)
+    erin = await ChannelProviderV1(sb.network, wallet).connect()
+    node = sb.nitronode
+    assert node is not None and node.service is not None
+    channel = await erin.create_channel(erin.node_address, erin.asset, 3 * U)
+    before = await books.read()
+    release = node.service.migration_action
+
+    async def unreachable(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("the old chain is unreachable")
+
+    node.service.migration_action = unreachable  # type: ignore[method-assign]
+    try:
+        await erin.migrate(SECOND)
+        await node.settled()
+        assert (await books.hub_a.get_channel_data(channel.id)).status == "OPERATING"
+        latest = erin.store.latest_state(erin.asset)
+        assert latest is not None
+        migration_id = str(latest["escrow_channel_id"])
+        assert node.service.ledger.escrows[migration_id]["status"] == "migrated"
+    finally:
+        node.service.migration_action = release  # type: ignore[method-assign]
+    await sb.restart_nitronode()
+    try:
+        restarted = sb.nitronode
+        assert restarted is not None and restarted is not node
+        await restarted.settled()
+        assert restarted.service is not None
+        record = restarted.service.ledger.escrows[migration_id]
+        assert record["status"] == "settled"
+        old = await books.hub_a.get_channel_data(channel.id)
+        assert (old.status, old.locked_funds) == ("MIGRATED_OUT", 0)
+        assert (await books.read())[2:] == (before[2] + 3 * U, before[3] - 3 * U)
+        # done on chain: the step is skipped, not sent again (it would revert)
+        assert await restarted.service.migration_action(record, "old_release") is None
+        assert await erin.balances() == {erin.asset: 3 * U}  # the provider reconnects
+    finally:
+        await erin.close()
