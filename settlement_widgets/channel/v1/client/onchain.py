@@ -1,5 +1,7 @@
 """The v1 provider's channel operations: open, deposit, withdraw, close, challenge,
-checkpoint, each a node-signed state run on the ``ChannelHub`` and counted by the node.
+checkpoint, each a node-signed state run on the ``ChannelHub`` and counted by the node; the
+escrows to and from the node's other chains, and the migration of the home channel to one of
+them (after which the home channel's steps run on that chain's hub).
 """
 
 from __future__ import annotations

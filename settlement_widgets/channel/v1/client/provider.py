@@ -18,7 +18,8 @@ node sees it, the node's signature is added before the call returns, and the on-
 co-signed state needs is written ``pending`` before it is sent. :meth:`recover` (run by
 :meth:`connect`) finishes what a crash interrupted: it adopts the node's signature of a state
 the node accepted, resubmits one it never saw, and sends on-chain steps the chain does not
-show yet.
+show yet; an escrow or a migration whose first state and on-chain step are done gets its
+second state (a migration then its ``finalizeMigration``).
 
 Amounts are integers in the asset's smallest units (``10**decimals`` of the node's asset
 table); the wire's display-unit decimal strings are made and read at the edge.
