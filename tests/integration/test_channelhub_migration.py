@@ -23,6 +23,7 @@ from settlement_widgets.channel.v1.core.migration import (
     finalize_migration_state,
     migrate_state,
 )
+from settlement_widgets.channel.v1.core.state import sign_challenge
 from settlement_widgets.sandbox import Chain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -283,3 +284,31 @@ async def test_a_channel_that_migrated_out_can_migrate_back_in(env: Env) -> None
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds) == ("OPERATING", 105 * M)
     assert await env.user.get_open_channels() == [ch.id]
+
+
+async def test_a_challenge_on_the_old_chain_is_answered_by_finalizing_the_migration(
+    env: Env,
+) -> None:
+    """The user disputes the old home with the state on chain after the migration was agreed;
+    the node answers with the co-signed finalizing state before the dispute expires: the
+    channel is MIGRATED_OUT and its funds the vault's (the user's balance is on the new chain).
+    The migrate state itself never went on chain here, so the finalizing one skips a version."""
+    ch = await _open_here(env, "100")
+    on_chain = ch.state
+    _migrate(ch, FOREIGN, FOREIGN_TOKEN)
+    finalize = _finalize(ch)
+    challenger = sign_challenge(on_chain, env.user_key, env.decimals)
+    await env.user.challenge_channel(ch.id, ch.contract(on_chain), challenger, 0)
+    assert (await env.user.get_channel_data(ch.id)).status == "DISPUTED"
+    # a challenge cannot carry a finalizing state on the old home (finalizeMigration does)
+    await reverts(
+        "IncorrectChannelStatus",
+        env.node.challenge_channel(
+            ch.id, finalize, sign_challenge(ch.state, env.node_key, env.decimals), 1
+        ),
+    )
+    tx = await env.node.finalize_migration(ch.id, finalize)
+    assert tx.event_names == ("NodeBalanceUpdated", "MigrationOutFinalized")
+    data = await env.user.get_channel_data(ch.id)
+    assert (data.status, data.locked_funds, data.challenge_expiry) == ("MIGRATED_OUT", 0, 0)
+    assert await _vault(env) == NODE_FLOAT + 100 * M
