@@ -44,6 +44,7 @@ from .base import (
     EVENTS,
     default_v1_store_path,
 )
+from .onchain import _MIGRATION_STEPS
 from .transfers import TransferOps
 
 __all__ = ["EVENTS", "ChannelProviderV1", "default_v1_store_path"]
@@ -186,7 +187,7 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
             return status != "VOID" if row["step"] == "escrow_withdrawal" else status == "FINALIZED"
         state = self.store.state_at(row["asset"], row["epoch"], row["version"])
         assert state is not None  # the caller read it
-        if row["step"] in ("migrate_in", "migrate_finalize"):
+        if row["step"] in _MIGRATION_STEPS:
             # on the new home chain: done once it holds the channel at this version or later
             chain_id = int(
                 (state["escrow_ledger"] if row["step"] == "migrate_in" else state["home_ledger"])[
