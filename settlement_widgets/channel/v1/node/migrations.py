@@ -24,6 +24,12 @@ and what it then does on chain. The node never signs unbacked funds:
    resumed by a restarted node, skipped when the old chain shows it done. (The user sends
    ``finalizeMigration`` on the new chain, which makes the channel OPERATING there; the node
    takes the channel's next state only then, as for any channel not operating on chain.)
+
+Not done here (reported): the node's own recovery of a lock the user abandons (a channel left
+MIGRATING_IN on the new chain because the user never asks for ``migrate_finalize``: the node
+would challenge there with the migrate state and close once the challenge expires, which pays
+its allocation to the node's address); a finalization refused because the user disputed the
+old home first leaves the same lock. Both chains' tokens must have equal decimals (checked).
 """
 
 from __future__ import annotations
