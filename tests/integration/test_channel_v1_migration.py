@@ -310,3 +310,29 @@ async def test_a_restarted_node_releases_the_old_chain(sb: LocalSandbox) -> None
         assert await erin.balances() == {erin.asset: 3 * U}  # the provider reconnects
     finally:
         await erin.close()
+
+
+async def test_the_node_finalizes_nothing_the_new_chain_does_not_hold(sb: LocalSandbox) -> None:
+    """The migrate_finalize state before initiateMigration on the new chain: refused (the
+    node's lock there is what backs it), and nothing changes at the node or on either hub."""
+    wallet = await _user(sb, tokens_a=2 * U)
+    books = _Books(sb, wallet.address)
+    gina = await ChannelProviderV1(sb.network, wallet).connect()
+    try:
+        channel = await gina.create_channel(gina.node_address, gina.asset, 2 * U)
+        before = await books.read()
+        migrate = await gina.client.migrate(gina.asset, SECOND)
+        assert migrate["node_sig"] and int(migrate["transition"]["type"]) == 100
+        with pytest.raises(RelayError, match="migration is not initiated on its chain yet"):
+            await gina.client.finalize_migration(migrate)
+        node = await gina.client.get_latest_state(wallet.address, gina.asset, False)
+        assert node is not None and int(node["transition"]["type"]) == 100
+        # nor anything but its own finalizing state after a migrate
+        with pytest.raises(RelayError, match="after migrate, only migrate finalize"):
+            await gina.client.transfer(PrivateKey.generate().address, gina.asset, "1")
+        assert (await books.hub_b.get_channel_data(channel.id)).status == "VOID"
+        assert (await books.hub_a.get_channel_data(channel.id)).status == "OPERATING"
+        assert await books.read() == before
+        assert await gina.balances() == {gina.asset: 2 * U}
+    finally:
+        await gina.close()
