@@ -45,6 +45,15 @@ class DeployedContract:
     #: the external libraries deployed for it (in deployment order), empty for most contracts
     libraries: tuple[DeployedContract, ...] = ()
 
+    def __post_init__(self) -> None:
+        # a deployment read back from JSON (a sandbox snapshot) has lists of dicts here:
+        # equal deployments must compare equal however they were made
+        libraries = tuple(
+            lib if isinstance(lib, DeployedContract) else DeployedContract(**lib)
+            for lib in self.libraries
+        )
+        object.__setattr__(self, "libraries", libraries)
+
 
 async def deploy_contract(
     wallet: WalletClient,
