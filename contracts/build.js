@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Compile contracts/src/**/*.sol with the pinned solc-js (one standard-JSON call) and write
 // one artifact per contract to settlement_widgets/_artifacts/<Name>.json
-// ({contractName, sourceName, abi, bytecode, deployedBytecode}).
+// ({contractName, sourceName, abi, bytecode, deployedBytecode}, plus linkReferences and
+// deployedLinkReferences for a contract calling external libraries: solc leaves a placeholder
+// in its bytecode per library call site, {sourceName: {libraryName: [{start, length}]}} says
+// where, and the deployer writes each library's address there before deploying; the keys are
+// absent when there is nothing to link, so such artifacts keep their exact bytes).
 // Also copies the compiled Uniswap v4 PoolManager, test routers and TestERC20 from the
 // @uniswap/v4-core npm package (its own Foundry build, never recompiled or committed).
 //
@@ -63,7 +67,17 @@ function compile() {
       evmVersion: EVM_VERSION,
       remappings: ['@uniswap/v4-core/=@uniswap/v4-core/', '@openzeppelin/=@openzeppelin/'],
       metadata: { bytecodeHash: 'none' },
-      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+      outputSelection: {
+        '*': {
+          '*': [
+            'abi',
+            'evm.bytecode.object',
+            'evm.bytecode.linkReferences',
+            'evm.deployedBytecode.object',
+            'evm.deployedBytecode.linkReferences',
+          ],
+        },
+      },
     },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImport }));
@@ -82,13 +96,19 @@ function compile() {
     if (!sourceName.startsWith('src/')) continue; // libraries from node_modules are not shipped
     for (const [name, c] of Object.entries(byName)) {
       if (contracts[name]) throw new Error(`duplicate contract name ${name}`);
-      contracts[name] = {
+      const artifact = {
         contractName: name,
         sourceName,
         abi: c.abi,
         bytecode: '0x' + c.evm.bytecode.object,
         deployedBytecode: '0x' + c.evm.deployedBytecode.object,
       };
+      const links = c.evm.bytecode.linkReferences || {};
+      if (Object.keys(links).length) {
+        artifact.linkReferences = links;
+        artifact.deployedLinkReferences = c.evm.deployedBytecode.linkReferences || {};
+      }
+      contracts[name] = artifact;
     }
   }
   return { version: solc.version(), contracts };

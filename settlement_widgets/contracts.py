@@ -2,8 +2,10 @@
 
 ``make contracts`` compiles ``contracts/src`` with solc-js (and copies the PoolManager and
 test routers from the ``@uniswap/v4-core`` npm package) into ``settlement_widgets/_artifacts``
-as ``<Name>.json`` files with ``abi``, ``bytecode`` and ``deployedBytecode``. Nothing compiled
-is committed; ``SETTLEMENT_ARTIFACTS`` may point elsewhere.
+as ``<Name>.json`` files with ``abi``, ``bytecode`` and ``deployedBytecode`` (and, for a
+contract calling external libraries, ``linkReferences``: where each library's address goes,
+see :func:`link_bytecode`). Nothing compiled is committed; ``SETTLEMENT_ARTIFACTS`` may point
+elsewhere.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +24,12 @@ __all__ = [
     "artifacts_dir",
     "decode_revert",
     "error_selectors",
+    "link_bytecode",
     "load_artifact",
 ]
+
+#: ``{sourceName: {libraryName: [{"start": byte offset, "length": 20}]}}``, as solc reports it
+LinkReferences = dict[str, dict[str, list[dict[str, int]]]]
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,37 @@ class Artifact:
     abi: list[dict[str, Any]]
     bytecode: str
     deployed_bytecode: str
+    #: the external libraries the creation code calls (empty: nothing to link)
+    link_references: LinkReferences = field(default_factory=dict)
+
+    @property
+    def libraries(self) -> tuple[str, ...]:
+        """Names of the libraries to deploy and link before this contract, sorted."""
+        return tuple(sorted({lib for libs in self.link_references.values() for lib in libs}))
+
+
+def link_bytecode(bytecode: str, references: LinkReferences, addresses: dict[str, str]) -> str:
+    """``bytecode`` with each library placeholder replaced by the library's address from
+    ``addresses`` (by library name). Why offsets rather than a text search: solc's placeholder
+    is a hash of the fully qualified name, and the offsets are what it guarantees. A missing
+    address raises ``ConfigurationError`` (an unlinked contract would deploy, then revert on
+    its first library call)."""
+    # the placeholders are not hex (``__$…$__``): patch the text, two characters a byte
+    code = list(bytecode.removeprefix("0x"))
+    for libs in references.values():
+        for name, spots in libs.items():
+            address = addresses.get(name)
+            if not address:
+                raise ConfigurationError(f"library {name} has no address to link")
+            raw = address.removeprefix("0x").lower()
+            for spot in spots:
+                start, length = 2 * spot["start"], 2 * spot["length"]
+                if length != len(raw):
+                    raise ConfigurationError(f"library {name}: link slot of {length // 2} bytes")
+                code[start : start + length] = list(raw)
+    linked = "".join(code)
+    bytes.fromhex(linked)  # every placeholder filled: what is left is plain hex
+    return "0x" + linked
 
 
 def artifacts_dir() -> Path:
@@ -54,6 +91,7 @@ def load_artifact(name: str) -> Artifact:
         abi=data["abi"],
         bytecode=data["bytecode"],
         deployed_bytecode=data.get("deployedBytecode", ""),
+        link_references=data.get("linkReferences", {}),
     )
 
 

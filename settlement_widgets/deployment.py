@@ -3,16 +3,20 @@
 :func:`deploy_contract` deploys any artifact from ``settlement_widgets/_artifacts`` (built by
 ``make contracts``) from a wallet and waits for the receipt. Each method's deployment
 (the channel's custody and hub, v4's hook, the sandbox's bridges) is built on it; it sits
-here, below all of them, so that none of them imports the sandbox to deploy.
+here, below all of them, so that none of them imports the sandbox to deploy. A contract that
+calls external libraries (our v1 ``ChannelHub`` and its engines, linked as the reference
+links them) gets them deployed first and their addresses written into its code, so every
+caller deploys it the same way on every backend.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .addresses import validate_address
-from .contracts import load_artifact
+from .contracts import link_bytecode, load_artifact
 from .errors import TransactionFailedError
 from .wallet import WalletClient
 
@@ -38,12 +42,42 @@ class DeployedContract:
     tx_hash: str
     gas_used: int
     block_number: int
+    #: the external libraries deployed for it (in deployment order), empty for most contracts
+    libraries: tuple[DeployedContract, ...] = ()
+
+    def __post_init__(self) -> None:
+        # a deployment read back from JSON (a sandbox snapshot) has lists of dicts here:
+        # equal deployments must compare equal however they were made
+        libraries = tuple(
+            lib if isinstance(lib, DeployedContract) else DeployedContract(**lib)
+            for lib in self.libraries
+        )
+        object.__setattr__(self, "libraries", libraries)
 
 
-async def deploy_contract(wallet: WalletClient, artifact_name: str, *args: Any) -> DeployedContract:
-    """Deploy ``artifact_name`` with constructor ``args`` from ``wallet``; wait for the receipt."""
+async def deploy_contract(
+    wallet: WalletClient,
+    artifact_name: str,
+    *args: Any,
+    libraries: Mapping[str, str] | None = None,
+) -> DeployedContract:
+    """Deploy ``artifact_name`` with constructor ``args`` from ``wallet``; wait for the receipt.
+
+    The external libraries it calls are linked at ``libraries`` (name to address) where
+    given, and otherwise deployed first from ``wallet`` (reported in the result's
+    ``libraries``)."""
     artifact = load_artifact(artifact_name)
-    factory = wallet.w3.eth.contract(abi=artifact.abi, bytecode=artifact.bytecode)
+    bytecode = artifact.bytecode
+    deployed_libraries: list[DeployedContract] = []
+    if artifact.link_references:
+        addresses = dict(libraries or {})
+        for name in artifact.libraries:
+            if name not in addresses:
+                library = await deploy_contract(wallet, name)
+                deployed_libraries.append(library)
+                addresses[name] = library.address
+        bytecode = link_bytecode(bytecode, artifact.link_references, addresses)
+    factory = wallet.w3.eth.contract(abi=artifact.abi, bytecode=bytecode)
     receipt = await wallet.transact(factory.constructor(*args), abis=[artifact.abi])
     address = receipt.get("contractAddress")
     if not address:  # pragma: no cover - a mined creation always has an address
@@ -55,6 +89,7 @@ async def deploy_contract(wallet: WalletClient, artifact_name: str, *args: Any) 
         tx_hash="0x" + bytes(tx_hash).hex() if not isinstance(tx_hash, str) else tx_hash,
         gas_used=int(receipt["gasUsed"]),
         block_number=int(receipt["blockNumber"]),
+        libraries=tuple(deployed_libraries),
     )
 
 

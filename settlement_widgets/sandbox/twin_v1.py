@@ -278,7 +278,9 @@ async def _deploy_at_sepolia_v1_addresses(chain: AnvilChain, node: str) -> TwinC
     """Deploy the validators and the token, move them to their Sepolia addresses, then the
     hub constructed with the ECDSA validator's Sepolia address and ``node``, moved to the
     hub's Sepolia address. The hub keeps its own address nowhere (its signatures and ids
-    read ``address(this)``), so nothing in its code is patched."""
+    read ``address(this)``), so nothing in its code is patched. Its engines (externally
+    linked libraries) are deployed and linked by ``deploy_contract`` and stay where they were
+    deployed: the moved code calls them at the addresses linked into it."""
     from .deploy import deploy_contract
 
     d = SEPOLIA_V1_DEPLOYMENT

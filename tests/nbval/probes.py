@@ -27,7 +27,12 @@ assert table.loc["both closed", "bob wallet Δ @31338"] == 3 and table.loc["both
 assert table.loc["withdraw_to 31338", "alice off-chain"] == 3 and table.loc["withdraw_to 31338", "alice wallet Δ @31338"] == -1
 assert table.loc["alice pays bob 3", "node vault @31338"] - table.loc["withdraw_to 31338", "node vault @31338"] == 1
 assert payout.explorer_url == net.on_chain(OTHER).explorer.tx_url(payout.hash)
-assert table.loc["both closed", "alice wallet Δ @31337"] == -2 and table.loc["both closed", "alice wallet Δ @31338"] == -1
+assert table.loc["both closed", "alice wallet Δ @31337"] == -5 and table.loc["both closed", "alice wallet Δ @31338"] == 2
+moved = table.loc["alice migrates to 31338"] - table.loc["withdraw_to 31338"]
+assert moved["node vault @31337"] == 3 and moved["node vault @31338"] == -3 and moved["alice off-chain"] == 0
+assert on_chain[HOME]["status"] == "MIGRATED_OUT" and on_chain[OTHER] == {"status": "OPERATING", "locked": 3, "version": on_chain[HOME]["version"]}
+assert migrated.explorer_url == net.on_chain(OTHER).explorer.tx_url(migrated.hash) and record["status"] == "settled"
+assert closed_alice.explorer_url == net.on_chain(OTHER).explorer.tx_url(closed_alice.hash)
 assert escrow.status == "FINALIZED" and escrow.locked_amount == 0
 assert deposit.explorer_url == net.on_chain(OTHER).explorer.tx_url(deposit.hash) and "/chain/31338/" in deposit.explorer_url
 assert {t["chain"] for t in txs} == {HOME, OTHER}

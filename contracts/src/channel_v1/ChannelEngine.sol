@@ -13,14 +13,17 @@ import {LedgerMath} from "./LedgerMath.sol";
 /// reference's order so that the same bad state fails with the same error: checks every state
 /// gets, the intent's own rules (which also compute the funds to move), then the invariants
 /// over the result.
-/// @dev An internal library (compiled into the hub) rather than the reference's linked one:
-/// the errors keep their selectors, so a client decodes a revert identically. Migration
-/// intents pass the universal checks and are then refused with `IncorrectStateIntent`: this
-/// hub does not implement migration.
+/// Migration (intents 8-9) follows the reference's rules on both chains: the hub swaps the
+/// ledgers of a state arriving on the chain that is not its home ledger's, so the engine
+/// always sees `homeLedger` as the executing chain.
+/// @dev An externally linked library, as in the reference (its one external function is
+/// DELEGATECALLed by the hub, which keeps the hub under EIP-170's size limit); the errors
+/// keep their selectors, so a client decodes a revert identically.
 library ChannelEngine {
     using SafeCast for int256;
     using SafeCast for uint256;
     using LedgerMath for uint256;
+    using LedgerMath for int256;
 
     error IncorrectHomeChainId();
     error IncorrectNonHomeChainId();
@@ -43,6 +46,7 @@ library ChannelEngine {
     error InsufficientLockedFunds();
     error LockedFundsConsistencyViolation();
     error UserAllocationDeltaMismatch();
+    error UserNodeAllocationsMismatch();
     error InsufficientNodeBalance();
 
     /// @notice What the engine needs to know about the channel before the candidate.
@@ -76,8 +80,8 @@ library ChannelEngine {
     }
 
     /// @notice Check `candidate` as the successor of the context's state and compute its effects.
-    function validateTransition(TransitionContext memory ctx, State calldata candidate)
-        internal
+    function validateTransition(TransitionContext memory ctx, State memory candidate)
+        external
         view
         returns (TransitionEffects memory effects)
     {
@@ -88,8 +92,8 @@ library ChannelEngine {
 
     // --- phase 1: what every state must satisfy ---------------------------------------------
 
-    function _validateUniversal(TransitionContext memory ctx, State calldata candidate) private view {
-        Ledger calldata home = candidate.homeLedger;
+    function _validateUniversal(TransitionContext memory ctx, State memory candidate) private view {
+        Ledger memory home = candidate.homeLedger;
         // the home ledger always describes the chain executing the call
         if (home.chainId != block.chainid) revert IncorrectHomeChainId();
         if (ctx.hasPrevious) {
@@ -126,12 +130,12 @@ library ChannelEngine {
 
     // --- phase 2: the intent's own rules ----------------------------------------------------
 
-    function _effectsOf(TransitionContext memory ctx, State calldata candidate)
+    function _effectsOf(TransitionContext memory ctx, State memory candidate)
         private
         pure
         returns (TransitionEffects memory effects)
     {
-        Ledger calldata home = candidate.homeLedger;
+        Ledger memory home = candidate.homeLedger;
         int256 userDelta = home.userNetFlow - ctx.prevUserNetFlow;
         int256 nodeDelta = home.nodeNetFlow - ctx.prevNodeNetFlow;
         StateIntent intent = candidate.intent;
@@ -171,7 +175,7 @@ library ChannelEngine {
             // the node locks, on the home chain, what the user locks on the other chain; its
             // net flow may also settle transfers, so its delta is free
             if (userDelta != 0) revert IncorrectUserNetFlowDelta();
-            Ledger calldata nonHome = candidate.nonHomeLedger;
+            Ledger memory nonHome = candidate.nonHomeLedger;
             uint256 deposit = nonHome.userAllocation;
             if (deposit == 0) revert IncorrectUserAllocation();
             if (home.nodeAllocation.toWad(home.decimals) != deposit.toWad(nonHome.decimals)) {
@@ -185,7 +189,7 @@ library ChannelEngine {
             // the direct successor of the lock: the node's locked amount becomes the user's
             if (ctx.prevIntent != StateIntent.INITIATE_ESCROW_DEPOSIT) revert IncorrectPreviousStateIntent();
             if (candidate.version != ctx.prevVersion + 1) revert IncorrectStateVersion();
-            Ledger calldata nonHome = candidate.nonHomeLedger;
+            Ledger memory nonHome = candidate.nonHomeLedger;
             if (nonHome.userAllocation != 0) revert IncorrectUserAllocation();
             if (nonHome.nodeAllocation != 0) revert IncorrectNodeAllocation();
             if (home.nodeAllocation != 0) revert IncorrectNodeAllocation();
@@ -207,7 +211,7 @@ library ChannelEngine {
             // non-home ledger: the user's net flow stays, the node allocates nothing
             if (userDelta != 0) revert IncorrectUserNetFlowDelta();
             if (home.nodeAllocation != 0) revert IncorrectNodeAllocation();
-            Ledger calldata nonHome = candidate.nonHomeLedger;
+            Ledger memory nonHome = candidate.nonHomeLedger;
             if (intent == StateIntent.INITIATE_ESCROW_WITHDRAWAL) {
                 if (nonHome.userNetFlow != 0) revert IncorrectUserNetFlow();
                 if (nonHome.userAllocation != 0) revert IncorrectUserAllocation();
@@ -219,9 +223,96 @@ library ChannelEngine {
             }
             effects.nodeFundsDelta = nodeDelta;
             effects.newStatus = ChannelStatus.OPERATING;
+        } else if (intent == StateIntent.INITIATE_MIGRATION) {
+            effects = _initiateMigration(ctx, candidate, userDelta, nodeDelta);
         } else {
-            // migration: not implemented by this hub
-            revert IncorrectStateIntent();
+            effects = _finalizeMigration(ctx, candidate, userDelta, nodeDelta);
+        }
+    }
+
+    /// @dev INITIATE_MIGRATION. On the new home chain (no channel here, or one that migrated
+    /// away earlier) the node locks from its vault what the user holds on the old home, as a
+    /// MIGRATING_IN channel; on the old home chain it is an operate-like state whose non-home
+    /// ledger announces that lock (the user's funds stay locked here until finalization).
+    function _initiateMigration(TransitionContext memory ctx, State memory candidate, int256 userDelta, int256 nodeDelta)
+        private
+        pure
+        returns (TransitionEffects memory effects)
+    {
+        Ledger memory home = candidate.homeLedger;
+        Ledger memory nonHome = candidate.nonHomeLedger;
+        if (ctx.status == ChannelStatus.VOID || ctx.status == ChannelStatus.MIGRATED_OUT) {
+            uint256 migrated = nonHome.userAllocation;
+            if (migrated == 0) revert IncorrectUserAllocation();
+            if (nonHome.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            if (home.userAllocation != 0) revert IncorrectUserAllocation();
+            if (home.nodeAllocation.toWad(home.decimals) != migrated.toWad(nonHome.decimals)) {
+                revert UserNodeAllocationsMismatch();
+            }
+            if (home.nodeNetFlow.toWad(home.decimals) != migrated.toInt256().toWad(nonHome.decimals)) {
+                revert IncorrectNodeNetFlow();
+            }
+            if (home.userNetFlow != 0) revert IncorrectUserNetFlow();
+            // a fresh ledger on this chain: the whole node allocation is locked, not a delta
+            effects.nodeFundsDelta = home.nodeAllocation.toInt256();
+            effects.newStatus = ChannelStatus.MIGRATING_IN;
+        } else if (ctx.status == ChannelStatus.OPERATING || ctx.status == ChannelStatus.DISPUTED) {
+            if (userDelta != 0) revert IncorrectUserNetFlowDelta();
+            uint256 userHome = home.userAllocation;
+            if (userHome == 0) revert IncorrectUserAllocation();
+            if (home.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            if (nonHome.userAllocation != 0) revert IncorrectUserAllocation();
+            if (nonHome.nodeAllocation.toWad(nonHome.decimals) != userHome.toWad(home.decimals)) {
+                revert UserNodeAllocationsMismatch();
+            }
+            if (nonHome.nodeNetFlow.toWad(nonHome.decimals) != userHome.toInt256().toWad(home.decimals)) {
+                revert IncorrectNodeNetFlow();
+            }
+            if (nonHome.userNetFlow != 0) revert IncorrectUserNetFlow();
+            effects.nodeFundsDelta = nodeDelta;
+            effects.newStatus = ChannelStatus.OPERATING;
+        } else {
+            revert IncorrectChannelStatus();
+        }
+    }
+
+    /// @dev FINALIZE_MIGRATION. On the new home chain the direct successor of the initiating
+    /// state gives the user the node's lock (MIGRATING_IN becomes OPERATING, nothing moves); on
+    /// the old home chain the channel allocates nothing any more, its locked funds go back to
+    /// the node's vault through the node's net flow, and it is MIGRATED_OUT.
+    function _finalizeMigration(TransitionContext memory ctx, State memory candidate, int256 userDelta, int256 nodeDelta)
+        private
+        pure
+        returns (TransitionEffects memory effects)
+    {
+        Ledger memory home = candidate.homeLedger;
+        Ledger memory nonHome = candidate.nonHomeLedger;
+        if (ctx.status == ChannelStatus.MIGRATING_IN) {
+            if (ctx.prevIntent != StateIntent.INITIATE_MIGRATION) revert IncorrectPreviousStateIntent();
+            if (candidate.version != ctx.prevVersion + 1) revert IncorrectStateVersion();
+            if (home.userAllocation != ctx.prevNonHomeUserAllocation) revert IncorrectUserAllocation();
+            if (home.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            if (nonHome.userAllocation != 0) revert IncorrectUserAllocation();
+            if (nonHome.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            if (userDelta != 0) revert IncorrectUserNetFlowDelta();
+            if (nodeDelta != 0) revert IncorrectNodeNetFlowDelta();
+            effects.newStatus = ChannelStatus.OPERATING;
+        } else if (ctx.status == ChannelStatus.OPERATING || ctx.status == ChannelStatus.DISPUTED) {
+            // the successor of this chain's initiating state, or a later state that skips it
+            if (ctx.prevIntent == StateIntent.INITIATE_MIGRATION) {
+                if (candidate.version != ctx.prevVersion + 1) revert IncorrectStateVersion();
+            } else if (candidate.version <= ctx.prevVersion + 1) {
+                revert IncorrectStateVersion();
+            }
+            if (home.userAllocation != 0) revert IncorrectUserAllocation();
+            if (home.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            if (nonHome.userAllocation == 0) revert IncorrectUserAllocation();
+            if (nonHome.nodeAllocation != 0) revert IncorrectNodeAllocation();
+            effects.nodeFundsDelta = nodeDelta;
+            effects.newStatus = ChannelStatus.MIGRATED_OUT;
+            effects.closeChannel = true;
+        } else {
+            revert IncorrectChannelStatus();
         }
     }
 
@@ -243,7 +334,7 @@ library ChannelEngine {
 
     // --- phase 3: invariants over the result ------------------------------------------------
 
-    function _validateInvariants(TransitionContext memory ctx, Ledger calldata home, TransitionEffects memory effects)
+    function _validateInvariants(TransitionContext memory ctx, Ledger memory home, TransitionEffects memory effects)
         private
         pure
     {

@@ -31,10 +31,12 @@ import {ISignatureValidator} from "./ISignatureValidator.sol";
 /// escrow records and their unlock queue, node validator registry with its activation delay,
 /// and reclaim balances for payouts that fail. The SDK's calldata and the node's log decoding
 /// work unchanged against it (nitrolite-v1.md §8).
-/// @dev Migration is not implemented: its entry points are absent, and a state carrying one
-/// of its intents is refused with `IncorrectStateIntent`. Transition rules live in
-/// `ChannelEngine` (home chain) and the two escrow engines (non-home chain), internal
-/// libraries; this contract checks signatures, applies the engines' effects (pull from / push
+/// Migration of a home channel to another chain follows the reference's rules
+/// (`initiateMigration` / `finalizeMigration` on both chains, statuses MIGRATING_IN and
+/// MIGRATED_OUT); the off-chain protocol that produces its states is ours (upstream has none).
+/// @dev Transition rules live in `ChannelEngine` (home chain) and the two escrow engines
+/// (non-home chain), externally linked libraries as in the reference (inlined, the hub would
+/// exceed EIP-170's 24,576 bytes); this contract checks signatures, applies the engines' effects (pull from / push
 /// to the user, take from / return to the node's vault) and keeps `lockedFunds` equal to the
 /// last state's allocations. An escrow's side is chosen as the reference chooses it: the home
 /// side when this hub holds the channel with its home ledger on this chain, else the non-home
@@ -152,6 +154,10 @@ contract ChannelHub is ReentrancyGuard {
     event EscrowWithdrawalChallenged(bytes32 indexed escrowId, State state, uint64 challengeExpireAt);
     event EscrowWithdrawalFinalized(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
     event EscrowWithdrawalFinalizedOnHome(bytes32 indexed escrowId, bytes32 indexed channelId, State state);
+    event MigrationOutInitiated(bytes32 indexed channelId, State state);
+    event MigrationInInitiated(bytes32 indexed channelId, State state);
+    event MigrationOutFinalized(bytes32 indexed channelId, State state);
+    event MigrationInFinalized(bytes32 indexed channelId, State state);
 
     // ----------------------------------------------------------------------------------------
     // errors (signatures identical to the reference ChannelHub; the engine's are in
@@ -384,7 +390,7 @@ contract ChannelHub is ReentrancyGuard {
         _validateSignatures(channelId, initState, def.user, def.approvedSignatureValidators);
 
         ChannelEngine.TransitionEffects memory effects =
-            ChannelEngine.validateTransition(_context(channelId, initState), initState);
+            ChannelEngine.validateTransition(_context(channelId, initState.homeLedger.token), initState);
         _channels[channelId].definition = def;
         _applyEffects(channelId, def.user, initState, effects);
         _userChannels[def.user].add(channelId);
@@ -443,7 +449,7 @@ contract ChannelHub is ReentrancyGuard {
             }
             _validateSignatures(channelId, candidate, user, approved);
             ChannelEngine.TransitionEffects memory effects =
-                ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+                ChannelEngine.validateTransition(_context(channelId, candidate.homeLedger.token), candidate);
             // the funds move, the status does not: the channel becomes disputed below
             _applyTransitionEffects(channelId, user, candidate, effects);
         } else if (msg.value != 0) {
@@ -483,7 +489,7 @@ contract ChannelHub is ReentrancyGuard {
         if (candidate.intent != StateIntent.CLOSE) revert IncorrectStateIntent();
         _validateSignatures(channelId, candidate, user, meta.definition.approvedSignatureValidators);
         ChannelEngine.TransitionEffects memory effects =
-            ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+            ChannelEngine.validateTransition(_context(channelId, candidate.homeLedger.token), candidate);
         _applyEffects(channelId, user, candidate, effects);
         _userChannels[user].remove(channelId);
         emit ChannelClosed(channelId, candidate);
@@ -680,6 +686,75 @@ contract ChannelHub is ReentrancyGuard {
         emit EscrowWithdrawalFinalized(escrowId, channelId, candidate);
     }
 
+    // ----------------------------------------------------------------------------------------
+    // migration
+    // ----------------------------------------------------------------------------------------
+
+    /// @notice An INITIATE_MIGRATION state, whose home ledger is the old home chain and whose
+    /// non-home ledger the new one. On the old home chain (where this hub holds the channel)
+    /// it advances the channel like a checkpoint; on the new home chain it creates the channel
+    /// as MIGRATING_IN (or revives a channel that migrated away from here), the node locking
+    /// from its vault what the user holds on the old home. Either chain may come first.
+    function initiateMigration(ChannelDefinition calldata def, State calldata candidate) external nonReentrant {
+        if (candidate.intent != StateIntent.INITIATE_MIGRATION) revert IncorrectStateIntent();
+        bytes32 channelId = _channelIdOf(def);
+        address user = def.user;
+        _validateSignatures(channelId, candidate, user, def.approvedSignatureValidators);
+
+        bool isHomeChain = _isChannelHomeChain(channelId);
+        State memory target = candidate;
+        if (!isHomeChain) {
+            _requireValidDefinition(def);
+            // the engine reads `homeLedger` as this chain: swap, and drop the signatures that
+            // no longer match the swapped bytes (they were checked above)
+            target = _swapped(candidate);
+            ChannelMeta storage meta = _channels[channelId];
+            if (meta.status == ChannelStatus.VOID) meta.definition = def;
+            _userChannels[user].add(channelId);
+        }
+        ChannelEngine.TransitionEffects memory effects =
+            ChannelEngine.validateTransition(_context(channelId, target.homeLedger.token), target);
+        _applyEffects(channelId, user, target, effects);
+
+        if (isHomeChain) emit MigrationOutInitiated(channelId, candidate);
+        else emit MigrationInInitiated(channelId, candidate);
+    }
+
+    /// @notice A FINALIZE_MIGRATION state (home ledger: the new home chain). On the new home
+    /// chain it turns the MIGRATING_IN channel into an OPERATING one holding the user's funds;
+    /// on the old home chain (the state's non-home ledger) the channel's funds go back to the
+    /// node's vault and it is MIGRATED_OUT, leaving the user's open channels.
+    function finalizeMigration(bytes32 channelId, State calldata candidate) external nonReentrant {
+        if (candidate.intent != StateIntent.FINALIZE_MIGRATION) revert IncorrectStateIntent();
+        ChannelDefinition storage def = _channels[channelId].definition;
+        address user = def.user;
+        _validateSignatures(channelId, candidate, user, def.approvedSignatureValidators);
+
+        // the channel exists on both chains, so the side is the state's, not this hub's
+        bool isOldHomeChain = candidate.nonHomeLedger.chainId == block.chainid;
+        State memory target = candidate;
+        if (isOldHomeChain) {
+            target = _swapped(candidate);
+            _userChannels[user].remove(channelId);
+        }
+        ChannelEngine.TransitionEffects memory effects =
+            ChannelEngine.validateTransition(_context(channelId, target.homeLedger.token), target);
+        _applyEffects(channelId, user, target, effects);
+
+        if (isOldHomeChain) emit MigrationOutFinalized(channelId, candidate);
+        else emit MigrationInFinalized(channelId, candidate);
+    }
+
+    /// @dev `state` with its two ledgers exchanged and no signatures (what the hub stores for a
+    /// migration state arriving on the chain of its non-home ledger).
+    function _swapped(State calldata state) private pure returns (State memory swapped) {
+        swapped.version = state.version;
+        swapped.intent = state.intent;
+        swapped.metadata = state.metadata;
+        swapped.homeLedger = state.nonHomeLedger;
+        swapped.nonHomeLedger = state.homeLedger;
+    }
+
     /// @notice Release unlocked escrow deposits to the node's vault, inspecting at most
     /// `maxSteps` queue entries from the head. Anyone may call it; every state the hub accepts
     /// also runs it with `MAX_DEPOSIT_ESCROW_STEPS`.
@@ -709,7 +784,7 @@ contract ChannelHub is ReentrancyGuard {
     function _processHomeChainEscrow(bytes32 channelId, State calldata candidate) private {
         address user = _channels[channelId].definition.user;
         ChannelEngine.TransitionEffects memory effects =
-            ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+            ChannelEngine.validateTransition(_context(channelId, candidate.homeLedger.token), candidate);
         _applyEffects(channelId, user, candidate, effects);
     }
 
@@ -882,7 +957,7 @@ contract ChannelHub is ReentrancyGuard {
         address user = def.user;
         _validateSignatures(channelId, candidate, user, def.approvedSignatureValidators);
         ChannelEngine.TransitionEffects memory effects =
-            ChannelEngine.validateTransition(_context(channelId, candidate), candidate);
+            ChannelEngine.validateTransition(_context(channelId, candidate.homeLedger.token), candidate);
         _applyEffects(channelId, user, candidate, effects);
     }
 
@@ -892,7 +967,7 @@ contract ChannelHub is ReentrancyGuard {
         else emit ChannelCheckpointed(channelId, state);
     }
 
-    function _context(bytes32 channelId, State calldata candidate)
+    function _context(bytes32 channelId, address token)
         private
         view
         returns (ChannelEngine.TransitionContext memory ctx)
@@ -910,7 +985,7 @@ contract ChannelHub is ReentrancyGuard {
         ctx.prevNonHomeUserAllocation = meta.lastState.nonHomeLedger.userAllocation;
         ctx.prevNonHomeDecimals = meta.lastState.nonHomeLedger.decimals;
         ctx.lockedFunds = meta.lockedFunds;
-        ctx.nodeAvailableFunds = _nodeBalances[candidate.homeLedger.token];
+        ctx.nodeAvailableFunds = _nodeBalances[token];
         ctx.challengeExpiry = meta.challengeExpireAt;
     }
 
@@ -918,7 +993,7 @@ contract ChannelHub is ReentrancyGuard {
     function _applyEffects(
         bytes32 channelId,
         address user,
-        State calldata candidate,
+        State memory candidate,
         ChannelEngine.TransitionEffects memory effects
     ) private {
         _applyTransitionEffects(channelId, user, candidate, effects);
@@ -934,7 +1009,7 @@ contract ChannelHub is ReentrancyGuard {
     function _applyTransitionEffects(
         bytes32 channelId,
         address user,
-        State calldata candidate,
+        State memory candidate,
         ChannelEngine.TransitionEffects memory effects
     ) private {
         ChannelMeta storage meta = _channels[channelId];

@@ -7,8 +7,7 @@ pragma solidity ^0.8.28;
 // the hub and its validators.
 
 /// @notice What the hub does with a state. The order is the protocol's intent numbering
-/// (signed as uint8). This hub implements every intent but the two migration ones, which
-/// exist so the numbering matches and are refused (after the checks every intent gets).
+/// (signed as uint8). This hub implements every intent, migration included.
 enum StateIntent {
     OPERATE,
     CLOSE,
@@ -23,9 +22,9 @@ enum StateIntent {
 }
 
 /// @notice Lifecycle of a channel, numbered as in Nitrolite v1.4.1 `interfaces/Types.sol`.
-/// The first four are the node's `channel.status` (void, open, challenged, closed). The
-/// migration statuses exist so the numbering (and any reader decoding `getChannelData`)
-/// matches the reference hub; this hub never enters them.
+/// The first four are the node's `channel.status` (void, open, challenged, closed); a channel
+/// is MIGRATING_IN on its new home chain between `initiateMigration` and `finalizeMigration`,
+/// and MIGRATED_OUT on its old home chain once `finalizeMigration` ran there.
 enum ChannelStatus {
     VOID,
     OPERATING,

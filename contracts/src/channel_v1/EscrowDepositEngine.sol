@@ -14,7 +14,8 @@ import {LedgerMath} from "./LedgerMath.sol";
 /// Unchallenged, they also go to the node's vault once `UNLOCK_DELAY` has passed (the hub's
 /// purge); a challenge before that freezes them, and an expired challenge returns them to the
 /// user. Same three phases as the reference, in its order.
-/// @dev An internal library (compiled into the hub), errors with the reference's selectors.
+/// @dev An externally linked library, as in the reference (keeping the hub under EIP-170's
+/// size limit), errors with the reference's selectors.
 library EscrowDepositEngine {
     using SafeCast for int256;
     using SafeCast for uint256;
@@ -71,7 +72,7 @@ library EscrowDepositEngine {
     /// @notice Check `candidate` against the record (`init` is its initiating state, empty for
     /// a new record) and compute its effects.
     function validateTransition(TransitionContext memory ctx, State storage init, State calldata candidate)
-        internal
+        external
         view
         returns (TransitionEffects memory effects)
     {
@@ -100,7 +101,7 @@ library EscrowDepositEngine {
 
     /// @notice A challenge of an initialized deposit before its unlock time: it is frozen for
     /// `CHALLENGE_DURATION`, then returned to the user unless finalized by then.
-    function validateChallenge(TransitionContext memory ctx) internal view returns (TransitionEffects memory effects) {
+    function validateChallenge(TransitionContext memory ctx) external view returns (TransitionEffects memory effects) {
         if (ctx.status != EscrowStatus.INITIALIZED) revert IncorrectEscrowStatus();
         if (block.timestamp >= ctx.unlockAt) revert UnlockPeriodPassed();
         effects.newStatus = EscrowStatus.DISPUTED;

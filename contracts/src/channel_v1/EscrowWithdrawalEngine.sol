@@ -13,7 +13,8 @@ import {LedgerMath} from "./LedgerMath.sol";
 /// state (FINALIZE_ESCROW_WITHDRAWAL, intent 7), which debits the user on the home ledger, pays
 /// it to the user. A challenge freezes the lock; an expired challenge returns it to the vault.
 /// Same three phases as the reference, in its order.
-/// @dev An internal library (compiled into the hub), errors with the reference's selectors.
+/// @dev An externally linked library, as in the reference (keeping the hub under EIP-170's
+/// size limit), errors with the reference's selectors.
 library EscrowWithdrawalEngine {
     using SafeCast for int256;
     using SafeCast for uint256;
@@ -69,7 +70,7 @@ library EscrowWithdrawalEngine {
     /// @notice Check `candidate` against the record (`init` is its initiating state, empty for
     /// a new record) and compute its effects.
     function validateTransition(TransitionContext memory ctx, State storage init, State calldata candidate)
-        internal
+        external
         view
         returns (TransitionEffects memory effects)
     {
@@ -99,7 +100,7 @@ library EscrowWithdrawalEngine {
 
     /// @notice A challenge of an initialized withdrawal (no unlock time): frozen for
     /// `CHALLENGE_DURATION`, then returned to the node's vault unless finalized by then.
-    function validateChallenge(TransitionContext memory ctx) internal view returns (TransitionEffects memory effects) {
+    function validateChallenge(TransitionContext memory ctx) external view returns (TransitionEffects memory effects) {
         if (ctx.status != EscrowStatus.INITIALIZED) revert IncorrectEscrowStatus();
         effects.newStatus = EscrowStatus.DISPUTED;
         effects.newChallengeExpiry = uint64(block.timestamp) + CHALLENGE_DURATION;

@@ -21,7 +21,7 @@ library LedgerMath {
 
     /// @notice The declared decimals must be representable and, on this chain, the token's own
     /// (18 for the native coin, `address(0)`).
-    function validateDecimals(Ledger calldata ledger) internal view {
+    function validateDecimals(Ledger memory ledger) internal view {
         uint8 declared = ledger.decimals;
         if (declared > MAX_DECIMALS) revert DecimalsExceedMaxPrecision();
         if (ledger.chainId != block.chainid) return;

@@ -293,6 +293,26 @@ class ChannelHubClient(ContractClient):
         data = encode_call("finalizeEscrowWithdrawal", [cid, _channel_id_hex(escrow_id), state])
         return await self._transact(data=data, channel_id=cid)
 
+    # migration
+
+    async def initiate_migration(
+        self, definition: Mapping[str, Any], state: Mapping[str, Any]
+    ) -> HubTx:
+        """``initiateMigration`` with a co-signed migrate state (intent 8): on the old home
+        chain it checkpoints the channel (``MigrationOutInitiated``), on the new one it opens
+        it as MIGRATING_IN with the node's lock from its vault (``MigrationInInitiated``)."""
+        data = encode_call("initiateMigration", [definition, state])
+        return await self._transact(data=data, channel_id=channel_id_of(definition))
+
+    async def finalize_migration(self, channel_id: str | bytes, state: Mapping[str, Any]) -> HubTx:
+        """``finalizeMigration`` with the co-signed migrate-finalize state (intent 9): on the
+        new home chain the channel becomes OPERATING (``MigrationInFinalized``), on the old
+        one its funds go back to the node's vault and it is MIGRATED_OUT
+        (``MigrationOutFinalized``)."""
+        cid = _channel_id_hex(channel_id)
+        data = encode_call("finalizeMigration", [cid, state])
+        return await self._transact(data=data, channel_id=cid)
+
     # node vault
 
     async def deposit_to_node(self, token: str, amount: int) -> HubTx:

@@ -53,6 +53,7 @@ EVENTS: Final = (
 #: transition types (Nitrolite v1.4.1 ``core/types.ts``)
 _ACK, _DEPOSIT, _WITHDRAW, _SEND, _RECEIVE, _FINALIZE = 1, 10, 11, 30, 31, 200
 _MUTUAL_LOCK, _ESCROW_DEPOSIT, _ESCROW_LOCK, _ESCROW_WITHDRAW = 120, 20, 110, 21
+_MIGRATE, _MIGRATE_FINALIZE = 100, 101
 _QUORUM_WALLET: Final = b"\xa1"
 
 
@@ -337,6 +338,12 @@ class ProviderV1Base:
 
     # --- reading ------------------------------------------------------------------------
 
+    def _hub_address(self, chain_id: int) -> str:
+        """Our hub's address on ``chain_id`` (a migrated channel's home is another chain)."""
+        if chain_id == self.network.chain_id:
+            return self.hub.address
+        return str(self.network.on_chain(chain_id).contracts.channel_hub)
+
     def channels(self) -> list[Channel]:
         return [self.get_channel(c["channel_id"]) for c in self.store.channels()]
 
@@ -362,7 +369,7 @@ class ProviderV1Base:
             version=int(latest["version"]) if latest else 0,
             intent=transition_to_intent(kind).name,
             state_hash=str(latest["id"]) if latest else "",
-            adjudicator=self.hub.address,
+            adjudicator=self._hub_address(int(record["chain_id"])),
             challenge_period=int(d["challenge"]),
             nonce=int(d["nonce"]),
             tx_hashes=txs,

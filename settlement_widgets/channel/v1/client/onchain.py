@@ -1,5 +1,7 @@
 """The v1 provider's channel operations: open, deposit, withdraw, close, challenge,
-checkpoint, each a node-signed state run on the ``ChannelHub`` and counted by the node.
+checkpoint, each a node-signed state run on the ``ChannelHub`` and counted by the node; the
+escrows to and from the node's other chains, and the migration of the home channel to one of
+them (after which the home channel's steps run on that chain's hub).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ __all__ = ["OnChainOps"]
 
 #: on-chain steps sent on the escrow's chain, not the home chain
 _ESCROW_STEPS = ("escrow_deposit", "escrow_withdrawal", "escrow_payout")
+#: a migration's steps, both on the new home chain (the one its states' escrow ledger, then
+#: home ledger, names): initiateMigration with the migrate state, finalizeMigration with the
+#: migrate_finalize state (the node finalizes the old home itself: node/migrations.py)
+_MIGRATION_STEPS = ("migrate_in", "migrate_finalize")
 
 
 class OnChainOps(ProviderV1Base):
@@ -204,6 +210,8 @@ class OnChainOps(ProviderV1Base):
     def _hub_on(self, chain_id: int) -> ChannelHubClient:
         """Our ChannelHub client on another chain the node serves, signing with this
         wallet's key there (one client per chain: it keeps the wallet's nonces)."""
+        if chain_id == self.network.chain_id:
+            return self.hub  # a channel migrating back: one client per chain (its nonces)
         hub = self._hubs_elsewhere.get(chain_id)
         if hub is None:
             from ....wallet import WalletClient
@@ -219,6 +227,23 @@ class OnChainOps(ProviderV1Base):
             )
             self._hubs_elsewhere[chain_id] = hub
         return hub
+
+    def _home_hub(self, state: Mapping[str, Any] | None = None) -> ChannelHubClient:
+        """Our hub on the chain the home channel lives on: the network's, unless the channel
+        migrated (then the chain ``state``'s home ledger names, or the store's channel)."""
+        return self._hub_on(self._home_chain_id(state))
+
+    def _home_chain_id(self, state: Mapping[str, Any] | None = None) -> int:
+        if state is not None and int(state["home_ledger"].get("blockchain_id") or 0):
+            return int(state["home_ledger"]["blockchain_id"])
+        open_channels = [c for c in self.store.channels() if c["status"] != "final"]
+        return int(open_channels[-1]["chain_id"]) if open_channels else self.network.chain_id
+
+    def _home_network(self, state: Mapping[str, Any] | None = None) -> Network:
+        chain_id = self._home_chain_id(state)
+        if chain_id == self.network.chain_id:
+            return self.network
+        return self.network.on_chain(chain_id)
 
     def _definition(self, channel_id: str) -> dict[str, Any]:
         record = self.store.channel(channel_id)
@@ -242,19 +267,27 @@ class OnChainOps(ProviderV1Base):
         ``pending`` row was written by the caller, in the transaction that stored
         ``state``)."""
         contract_state = self._contract_state(state)
+        # the chain each step runs on: the escrow's (its ledger), else the home channel's
+        if step in _ESCROW_STEPS or step == "migrate_in":
+            hub = self._hub_on(int(state["escrow_ledger"]["blockchain_id"]))
+        else:
+            hub = self._home_hub(state)
         try:
             if step == "create":
-                tx = await self.hub.create_channel(self._definition(channel_id), contract_state)
+                tx = await hub.create_channel(self._definition(channel_id), contract_state)
             elif step == "deposit":
-                tx = await self.hub.deposit_to_channel(channel_id, contract_state)
+                tx = await hub.deposit_to_channel(channel_id, contract_state)
             elif step == "withdraw":
-                tx = await self.hub.withdraw_from_channel(channel_id, contract_state)
+                tx = await hub.withdraw_from_channel(channel_id, contract_state)
             elif step == "close":
-                tx = await self.hub.close_channel(channel_id, contract_state)
+                tx = await hub.close_channel(channel_id, contract_state)
             elif step == "checkpoint":
-                tx = await self.hub.checkpoint_channel(channel_id, contract_state)
+                tx = await hub.checkpoint_channel(channel_id, contract_state)
+            elif step == "migrate_in":
+                tx = await hub.initiate_migration(self._definition(channel_id), contract_state)
+            elif step == "migrate_finalize":
+                tx = await hub.finalize_migration(channel_id, contract_state)
             elif step in _ESCROW_STEPS:
-                hub = self._hub_on(int(state["escrow_ledger"]["blockchain_id"]))
                 if step == "escrow_deposit":
                     tx = await hub.initiate_escrow_deposit(
                         self._definition(channel_id), contract_state
@@ -272,7 +305,7 @@ class OnChainOps(ProviderV1Base):
                     pack_challenge_state(state, self._client.assets.cached_token_decimals)
                 )
                 challenger_sig = "0x00" + sig.removeprefix("0x")
-                tx = await self.hub.challenge_channel(channel_id, contract_state, challenger_sig, 0)
+                tx = await hub.challenge_channel(channel_id, contract_state, challenger_sig, 0)
             else:  # pragma: no cover - the steps are ours
                 raise SettlementValueError(f"unknown on-chain step {step!r}")
         except TransactionFailedError:
@@ -289,6 +322,8 @@ class OnChainOps(ProviderV1Base):
             "escrow_deposit": "active",
             "escrow_withdrawal": "active",
             "escrow_payout": "active",
+            "migrate_in": "active",
+            "migrate_finalize": "active",
             "close": "final",
             "challenge": "dispute",
         }[step]
@@ -296,10 +331,7 @@ class OnChainOps(ProviderV1Base):
             self.store.put_onchain(channel_id, step, state, status="done", tx_hash=tx.tx_hash)
             self.store.put_tx(tx.tx_hash, step=step, channel_id=channel_id, status="mined")
             self.store.set_channel_status(channel_id, status)
-        if step in _ESCROW_STEPS:
-            await self._until_node_confirms(tx, hub.signer.w3)
-        else:
-            await self._until_node_confirms(tx)
+        await self._until_node_confirms(tx, hub.signer.w3)
         channel = self.get_channel(channel_id)
         event = {"final": "channel_closed", "dispute": "channel_challenged"}.get(
             status, "channel_updated"
@@ -343,10 +375,14 @@ class OnChainOps(ProviderV1Base):
         display = self._display(amount)
         async with self._op_lock:
             cid = self._open_channel_id(channel_id)
-            await self._ensure_allowance(amount)
+            chain_id = self._home_chain_id()
+            hub = self._home_hub()
+            token = await self._client.assets.token_address(self._asset, chain_id)
+            await self._ensure_allowance(amount, hub=hub, token=token)
             async with self._node_may_refuse():
-                state = await self._client.deposit(self.network.chain_id, self._asset, display)
-            return self._tx(await self._store_and_run(cid, "deposit", state), "deposit", cid)
+                state = await self._client.deposit(chain_id, self._asset, display)
+            tx = await self._store_and_run(cid, "deposit", state)
+            return self._tx(tx, "deposit", cid, network=self._home_network(state))
 
     async def deposit_from(
         self, chain_id: int, amount: int, *, channel_id: str | None = None
@@ -361,7 +397,7 @@ class OnChainOps(ProviderV1Base):
         await self.connect()
         if not amount:
             raise InvalidAmountError("a deposit must be positive")
-        if chain_id == self.network.chain_id:
+        if chain_id == self._home_chain_id():
             raise SettlementValueError(
                 f"chain {chain_id} holds the home channel: use deposit() for it"
             )
@@ -389,7 +425,7 @@ class OnChainOps(ProviderV1Base):
         await self.connect()
         if not amount:
             raise InvalidAmountError("a withdrawal must be positive")
-        if chain_id == self.network.chain_id:
+        if chain_id == self._home_chain_id():
             raise SettlementValueError(
                 f"chain {chain_id} holds the home channel: use withdraw() for it"
             )
@@ -481,6 +517,47 @@ class OnChainOps(ProviderV1Base):
         self.store.put_state(state)
         return state
 
+    async def migrate(self, to_chain: int, *, channel_id: str | None = None) -> Tx:
+        """Move the home channel to ``to_chain``, another chain the node serves (Nitrolite
+        v1 migration; the off-chain steps are our protocol, ``core/migration.py``: upstream
+        has none). A ``migrate`` state both sign (the node locks the whole balance on
+        ``to_chain``), ``initiateMigration`` there opens the channel MIGRATING_IN with the
+        node's lock, a ``migrate_finalize`` state both sign (the node co-signs once that chain
+        shows the lock) and ``finalizeMigration`` there makes it the home channel, holding the
+        balance for the wallet; the node returns what the old chain held to its vault there.
+        Each state and step is written ahead, so :meth:`recover` finishes a migration cut
+        short. Returns the ``finalizeMigration`` transaction; deposits, withdrawals, transfers
+        and the close then run on ``to_chain``."""
+        await self.connect()
+        if to_chain == self._home_chain_id():
+            raise SettlementValueError(f"the home channel is on chain {to_chain} already")
+        there = self.network.on_chain(to_chain)
+        async with self._op_lock:
+            cid = self._open_channel_id(channel_id)
+            self._hub_on(to_chain)  # a wallet that can act there, before anything is signed
+            async with self._node_may_refuse():
+                state = await self._client.migrate(self._asset, to_chain)
+            await self._store_and_run(cid, "migrate_in", state)
+            tx = await self._finish_migration(cid, state)
+        return self._tx(tx, "migrate", cid, network=there)
+
+    async def _finish_migration(self, channel_id: str, migrate: Mapping[str, Any]) -> HubTx:
+        """The migration's second state on the co-signed ``migrate`` (whose lock the new
+        chain holds), the store's channel moved there, then ``finalizeMigration`` there."""
+        async with self._node_may_refuse():
+            state = await self._client.finalize_migration(migrate)
+        return await self._store_and_run_finalize(channel_id, state)
+
+    async def _store_and_run_finalize(self, channel_id: str, state: Mapping[str, Any]) -> HubTx:
+        home = state["home_ledger"]
+        with self.store.transaction():
+            self.store.put_state(state)
+            self.store.move_channel(
+                channel_id, chain_id=int(home["blockchain_id"]), token=home["token_address"]
+            )
+            self.store.put_onchain(channel_id, "migrate_finalize", state)
+        return await self._run_onchain(channel_id, "migrate_finalize", state)
+
     async def resize(self, channel_id: str, amount: int) -> Tx:
         """v0.5's name for funding a channel: a deposit (positive) or withdrawal (negative)."""
         if isinstance(amount, int) and not isinstance(amount, bool) and amount < 0:
@@ -504,8 +581,9 @@ class OnChainOps(ProviderV1Base):
                     f"the channel holds {self._amount(held)}, {self._amount(amount)} were asked"
                 )
             async with self._node_may_refuse():
-                state = await self._client.withdraw(self.network.chain_id, self._asset, display)
-            return self._tx(await self._store_and_run(cid, "withdraw", state), "withdraw", cid)
+                state = await self._client.withdraw(self._home_chain_id(), self._asset, display)
+            tx = await self._store_and_run(cid, "withdraw", state)
+            return self._tx(tx, "withdraw", cid, network=self._home_network(state))
 
     async def _store_and_run(self, channel_id: str, step: str, state: Mapping[str, Any]) -> HubTx:
         with self.store.transaction():
@@ -528,7 +606,7 @@ class OnChainOps(ProviderV1Base):
         await self.connect()
         async with self._op_lock:
             cid = self._open_channel_id(channel_id)
-            data = await self.hub.get_channel_data(cid)
+            data = await self._home_hub().get_channel_data(cid)
             if data.status == "DISPUTED":
                 latest = self.store.latest_state(self._asset, signed=True)
                 if latest is None:  # pragma: no cover - a challenge needs a signed state
@@ -536,7 +614,8 @@ class OnChainOps(ProviderV1Base):
                 return self._tx(await self._store_and_run(cid, "close", latest), "close", cid)
             async with self._node_may_refuse():
                 state = await self._client.close_home_channel(self._asset)
-            return self._tx(await self._store_and_run(cid, "close", state), "close", cid)
+            tx = await self._store_and_run(cid, "close", state)
+            return self._tx(tx, "close", cid, network=self._home_network(state))
 
     async def challenge(self, channel_id: str | None = None) -> Tx:
         """Dispute on chain with the latest state both sides signed (``challengeChannel``,

@@ -18,7 +18,8 @@ node sees it, the node's signature is added before the call returns, and the on-
 co-signed state needs is written ``pending`` before it is sent. :meth:`recover` (run by
 :meth:`connect`) finishes what a crash interrupted: it adopts the node's signature of a state
 the node accepted, resubmits one it never saw, and sends on-chain steps the chain does not
-show yet.
+show yet; an escrow or a migration whose first state and on-chain step are done gets its
+second state (a migration then its ``finalizeMigration``).
 
 Amounts are integers in the asset's smallest units (``10**decimals`` of the node's asset
 table); the wire's display-unit decimal strings are made and read at the edge.
@@ -36,11 +37,14 @@ from ....errors import (
 from .app_sessions import AppSessionsMixin
 from .base import (
     _ESCROW_LOCK,
+    _MIGRATE,
+    _MIGRATE_FINALIZE,
     _MUTUAL_LOCK,
     _SEND,
     EVENTS,
     default_v1_store_path,
 )
+from .onchain import _MIGRATION_STEPS
 from .transfers import TransferOps
 
 __all__ = ["EVENTS", "ChannelProviderV1", "default_v1_store_path"]
@@ -98,14 +102,39 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                 await self._run_onchain(row["channel_id"], row["step"], state)
                 done.append(f"sent {row['step']} for version {row['version']}")
             lock = self._escrow_to_finish()
-            if lock is not None and int(lock["transition"]["type"]) == _MUTUAL_LOCK:
+            if lock is not None and int(lock["transition"]["type"]) == _MIGRATE:
+                cid = str(lock["home_channel_id"]).lower()
+                await self._finish_migration(cid, lock)
+                done.append(f"finished the migration of version {lock['version']}")
+            elif lock is not None and int(lock["transition"]["type"]) == _MUTUAL_LOCK:
                 await self._credit_escrow(lock)
                 done.append(f"credited the escrow deposit of version {lock['version']}")
             elif lock is not None:
                 cid = str(lock["home_channel_id"]).lower()
                 await self._pay_out_escrow(cid, lock)
                 done.append(f"paid out the escrow withdrawal of version {lock['version']}")
+            final = self._migration_finalize_unsent()
+            if final is not None:
+                cid = str(final["home_channel_id"]).lower()
+                await self._store_and_run_finalize(cid, final)
+                done.append(f"sent migrate_finalize for version {final['version']}")
         return done
+
+    def _migration_finalize_unsent(self) -> dict[str, Any] | None:
+        """A co-signed ``migrate_finalize`` (the latest state) with no on-chain step written:
+        the node's signature arrived (or was adopted above) but the process died before the
+        store moved the channel and wrote ``finalizeMigration`` ahead."""
+        latest = self.store.latest_state(self._asset)
+        if (
+            latest is None
+            or not latest.get("node_sig")
+            or int(latest["transition"]["type"]) != _MIGRATE_FINALIZE
+        ):
+            return None
+        for row in self.store.onchain():
+            if row["step"] == "migrate_finalize" and int(row["version"]) == int(latest["version"]):
+                return None
+        return latest
 
     def _escrow_to_finish(self) -> dict[str, Any] | None:
         """A co-signed mutual or escrow lock whose escrow the chain holds (its on-chain step
@@ -113,9 +142,11 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
         latest = self.store.latest_state(self._asset)
         if latest is None or not latest.get("node_sig"):
             return None
-        step = {_MUTUAL_LOCK: "escrow_deposit", _ESCROW_LOCK: "escrow_withdrawal"}.get(
-            int(latest["transition"]["type"])
-        )
+        step = {
+            _MUTUAL_LOCK: "escrow_deposit",
+            _ESCROW_LOCK: "escrow_withdrawal",
+            _MIGRATE: "migrate_in",
+        }.get(int(latest["transition"]["type"]))
         for row in self.store.onchain(status="done"):
             if row["step"] == step and int(row["version"]) == int(latest["version"]):
                 return latest
@@ -154,7 +185,20 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                 return (await hub.get_escrow_deposit_data(escrow_id)).status != "VOID"
             status = (await hub.get_escrow_withdrawal_data(escrow_id)).status
             return status != "VOID" if row["step"] == "escrow_withdrawal" else status == "FINALIZED"
-        data = await self.hub.get_channel_data(row["channel_id"])
+        state = self.store.state_at(row["asset"], row["epoch"], row["version"])
+        assert state is not None  # the caller read it
+        if row["step"] in _MIGRATION_STEPS:
+            # on the new home chain: done once it holds the channel at this version or later
+            chain_id = int(
+                (state["escrow_ledger"] if row["step"] == "migrate_in" else state["home_ledger"])[
+                    "blockchain_id"
+                ]
+            )
+            data = await self._hub_on(chain_id).get_channel_data(row["channel_id"])
+            return data.status in ("MIGRATING_IN", "OPERATING", "DISPUTED") and int(
+                data.last_state.get("version", 0)
+            ) >= int(row["version"])
+        data = await self._home_hub(state).get_channel_data(row["channel_id"])
         if row["step"] == "create":
             return data.status != "VOID"
         if row["step"] == "close":

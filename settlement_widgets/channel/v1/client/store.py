@@ -295,6 +295,14 @@ class V1Store(StoreTransactions):
                 ),
             )
 
+    def move_channel(self, channel_id: str, *, chain_id: int, token: str) -> None:
+        """The channel's home is now ``chain_id`` (its ``token`` there): a migration."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE channels SET chain_id = ?, token = ?, updated_at = ? WHERE channel_id = ?",
+                (chain_id, token, time.time(), channel_id.lower()),
+            )
+
     def set_channel_status(self, channel_id: str, status: str) -> None:
         with self.transaction() as conn:
             conn.execute(

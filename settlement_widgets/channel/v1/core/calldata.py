@@ -60,6 +60,9 @@ FUNCTION_SIGNATURES: Final[Mapping[str, tuple[str, ...]]] = {
     "initiateEscrowWithdrawal": (CHANNEL_DEFINITION_TYPE, CONTRACT_STATE_TYPE),
     "challengeEscrowWithdrawal": ("bytes32", "bytes", "uint8"),
     "finalizeEscrowWithdrawal": ("bytes32", "bytes32", CONTRACT_STATE_TYPE),
+    # migration of a home channel (states from our protocol: core/migration.py)
+    "initiateMigration": (CHANNEL_DEFINITION_TYPE, CONTRACT_STATE_TYPE),
+    "finalizeMigration": ("bytes32", CONTRACT_STATE_TYPE),
 }
 
 #: transition type -> on-chain intent used when SIGNING (``core.transitionToIntent``)

@@ -460,6 +460,42 @@ class V1ClientCore(ClientQueries):
         the escrowed ``amount`` credited to the home balance."""
         return await self._advance(current, {"type": 20, "amount": amount})
 
+    async def migrate(self, asset: str, blockchain_id: int | str) -> dict[str, Any]:
+        """The co-signed ``migrate`` state moving the home channel of ``asset`` to
+        ``blockchain_id`` (our protocol, :mod:`.migration`: the SDK's core throws on
+        ``migrate`` and Yellow's node refuses it)."""
+        from .migration import migrate_state
+
+        wallet = self._signer().address
+        chain = int(blockchain_id)
+        state = await self.get_latest_state(wallet, asset, False)
+        if not self._is_open(state):
+            raise InvalidStateError(f"no open home channel for {asset}")
+        assert state is not None
+        token = await self.assets.token_address(asset, chain)
+        return await self._submit_built(migrate_state(state, blockchain_id=chain, token=token))
+
+    async def finalize_migration(self, current: Mapping[str, Any]) -> dict[str, Any]:
+        """The co-signed ``migrate_finalize`` state on ``current`` (the co-signed migrate
+        state): the home channel's ledger is now the new chain's. The node co-signs it once
+        that chain shows the channel MIGRATING_IN (``initiateMigration`` sent there)."""
+        from .migration import finalize_migration_state
+
+        state = await self._submit_built(finalize_migration_state(current))
+        if state["asset"] in self.home_blockchains:  # new channels follow the migration
+            self.home_blockchains[state["asset"]] = int(state["home_ledger"]["blockchain_id"])
+        return state
+
+    async def _submit_built(self, state: dict[str, Any]) -> dict[str, Any]:
+        """Sign a state built outside the SDK's transitions (a migration's), write it ahead,
+        submit it and add the node's signature."""
+        state["user_sig"] = await self.sign_state(state)
+        if self.on_signed is not None:
+            self.on_signed(state, None)
+        reply = await self.channels_v1_submit_state(state)
+        state["node_sig"] = _signature_from(reply, "submit_state")
+        return state
+
     async def close_home_channel(self, asset: str) -> dict[str, Any]:
         """The finalize state (user balance paid out); on-chain ``closeChannel`` is separate."""
         wallet = self._signer().address

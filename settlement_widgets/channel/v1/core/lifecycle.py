@@ -83,7 +83,9 @@ def next_state(current: Mapping[str, Any]) -> dict[str, Any]:
             state["home_channel_id"] = current["home_channel_id"]
         escrow = current.get("escrow_ledger")
         signed = bool(current.get("user_sig"))
-        if escrow and not (signed and int(transition["type"]) in (20, 21)):
+        # after a signed escrow_deposit / escrow_withdraw (SDK) or our migrate_finalize (101,
+        # see .migration) the escrow ledger has done its work and is dropped
+        if escrow and not (signed and int(transition["type"]) in (20, 21, 101)):
             state["escrow_ledger"] = dict(escrow)
             if current.get("escrow_channel_id"):
                 state["escrow_channel_id"] = current["escrow_channel_id"]

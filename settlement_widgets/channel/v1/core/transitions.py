@@ -57,6 +57,10 @@ class TransitionType(enum.IntEnum):
     COMMIT = 40
     RELEASE = 41
     MIGRATE = 100
+    MIGRATE_FINALIZE = 101
+    """Ours, not upstream's: the state that completes a ``MIGRATE`` (intent
+    FINALIZE_MIGRATION). Nitrolite v1.4.1 has the hub intent but no transition producing it
+    (its cores refuse ``migrate`` altogether); see :mod:`.migration`."""
     ESCROW_LOCK = 110
     MUTUAL_LOCK = 120
     FINALIZE = 200
@@ -110,6 +114,7 @@ _INTENTS: dict[TransitionType, StateIntent] = {
     TransitionType.COMMIT: StateIntent.OPERATE,
     TransitionType.RELEASE: StateIntent.OPERATE,
     TransitionType.MIGRATE: StateIntent.INITIATE_MIGRATION,
+    TransitionType.MIGRATE_FINALIZE: StateIntent.FINALIZE_MIGRATION,
     TransitionType.ESCROW_LOCK: StateIntent.INITIATE_ESCROW_WITHDRAWAL,
     TransitionType.MUTUAL_LOCK: StateIntent.INITIATE_ESCROW_DEPOSIT,
     TransitionType.FINALIZE: StateIntent.CLOSE,

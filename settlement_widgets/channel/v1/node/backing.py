@@ -75,8 +75,9 @@ _ONGOING_TEXT: Final[dict[int, str]] = {
     T.HOME_WITHDRAWAL: "home withdrawal is still ongoing",
 }
 #: transitions that take funds out of the user's balance
-#: (an escrow lock is the start of a withdrawal to another chain: its amount must be backed)
-_SPENDS: Final = frozenset({T.TRANSFER_SEND, T.HOME_WITHDRAWAL, T.COMMIT, T.ESCROW_LOCK})
+#: (an escrow lock is the start of a withdrawal to another chain, a migrate moves the whole
+#: balance to another chain where the node locks as much: their amounts must be backed)
+_SPENDS: Final = frozenset({T.TRANSFER_SEND, T.HOME_WITHDRAWAL, T.COMMIT, T.ESCROW_LOCK, T.MIGRATE})
 #: the ledger's channel status as a hub status code (for the no-view mode)
 _LEDGER_CODES: Final = {"void": 0, "open": 1, "challenged": 2, "closed": 3}
 

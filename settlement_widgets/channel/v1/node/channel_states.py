@@ -28,6 +28,7 @@ from ..core.state import (
 from ..core.transitions import sig_validators_from_bitmap
 from .chain_view import VOID_CHANNEL
 from .escrows import EscrowDeposits
+from .migrations import Migrations
 from .params import (
     _CREATION_TYPES,
     _NOT_YET,
@@ -53,10 +54,12 @@ __all__ = ["ChannelStates"]
 _ESCROW_SECOND = {
     int(T.MUTUAL_LOCK): (T.ESCROW_DEPOSIT, "after mutual lock, only escrow deposit is allowed"),
     int(T.ESCROW_LOCK): (T.ESCROW_WITHDRAW, "after escrow lock, only escrow withdraw is allowed"),
+    # ours (see .migrations): the hub finalizes a migration only with its direct successor
+    int(T.MIGRATE): (T.MIGRATE_FINALIZE, "after migrate, only migrate finalize is allowed"),
 }
 
 
-class ChannelStates(EscrowDeposits, NodeReads):
+class ChannelStates(EscrowDeposits, Migrations, NodeReads):
     """Channel creation and state submission (and the checks they share)."""
 
     # --- channels: state submission -------------------------------------------------------
@@ -76,9 +79,12 @@ class ChannelStates(EscrowDeposits, NodeReads):
         asset = self.config.asset(proposed["asset"])
         if asset is None:
             raise _fail(f"asset {proposed['asset']} is not supported")
-        verdict = validate_advancement(previous, proposed)
-        if verdict != "ok":
-            raise _fail(f"invalid state transition: {verdict.removeprefix('rejected: ')}")
+        if kind in (T.MIGRATE, T.MIGRATE_FINALIZE):
+            self.check_migration_advancement(previous, proposed)
+        else:
+            verdict = validate_advancement(previous, proposed)
+            if verdict != "ok":
+                raise _fail(f"invalid state transition: {verdict.removeprefix('rejected: ')}")
         # an escrow's lock is followed by its own second state only (the upstream advancer's
         # strict ordering, after v1.4.1): a close over a pending lock would carry the escrow
         # ledger, which the hub refuses (NonHomeStateMustBeEmpty)
@@ -256,6 +262,11 @@ class ChannelStates(EscrowDeposits, NodeReads):
                 self._record(state, int(kind), wallet, str(state["escrow_channel_id"]))
         elif kind in (T.HOME_WITHDRAWAL, T.FINALIZE):
             self._record(state, int(kind), wallet, channel["channel_id"])
+        elif kind in (T.MIGRATE, T.MIGRATE_FINALIZE):
+            self.record_migration(state, channel)
+            if kind == T.MIGRATE_FINALIZE:
+                self.ledger.put_channel(channel)  # now on the new home chain
+                self.escrow_work = True  # the old home's release (migrations.migration_action)
 
     def _check_receiver(self, state: Mapping[str, Any]) -> None:
         if state["transition"]["type"] != T.TRANSFER_SEND:
@@ -376,6 +387,10 @@ class ChannelStates(EscrowDeposits, NodeReads):
             await self.check_escrow_lock(state)
         elif kind == T.ESCROW_WITHDRAW:
             await self.check_escrow_withdraw(state)
+        elif kind == T.MIGRATE:
+            await self.check_migrate(state)
+        elif kind == T.MIGRATE_FINALIZE:
+            await self.check_migrate_finalize(state)
         approved = sig_validators_from_bitmap(channel["approved_sig_validators"])
         packed = self._verify_user_sig(state, approved)
         sign_receiver = await self._receiver_signable(state)

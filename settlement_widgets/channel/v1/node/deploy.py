@@ -4,7 +4,8 @@ Why a separate module: the v0.5 ``channel`` contracts (:mod:`.deploy`) and the v
 side by side, and the sandbox integrates v1 later; :func:`deploy_channel_hub` is a single
 call that leaves a hub ready for a node: the ``ECDSAValidator`` (validator id 0), the
 ``ChannelHub`` pointing at it and at the node (constructor ``(defaultSigValidator, node)`` as
-in the reference), the ``SessionKeyValidator`` the node registers as validator id 1, and the
+in the reference; its three engines are external libraries, deployed and linked first as the
+reference deploys them), the ``SessionKeyValidator`` the node registers as validator id 1, and the
 6-decimal test token (a new one, or an existing deployment's), minted to the accounts to fund.
 The node's vault is left empty and the session-key validator unregistered: both are the
 node's decisions (``ChannelHubClient.deposit_to_node``, and
@@ -96,7 +97,8 @@ async def deploy_channel_hub(
     validator = await deploy_contract(wallet, "ECDSAValidator")
     hub = await deploy_contract(wallet, "ChannelHub", validator.address, node)
     session_keys = await deploy_contract(wallet, "SessionKeyValidator")
-    deployed = [validator, hub, session_keys]
+    # the hub's engines (external libraries, deployed and linked by deploy_contract) first
+    deployed = [validator, *hub.libraries, hub, session_keys]
     if token is None:
         test_token = await deploy_contract(
             wallet, "TestToken", token_name, token_symbol, wallet.address

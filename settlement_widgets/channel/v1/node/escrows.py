@@ -38,8 +38,8 @@ Withdrawal:
 
 Not done here (reported): the node's steps on the home chain (``initiateEscrowDeposit`` /
 ``finalize*`` on the home side, which only checkpoint the home channel; the home balance is
-enforced on close either way), the node's own challenge of an abandoned withdrawal lock,
-and migration.
+enforced on close either way) and the node's own challenge of an abandoned withdrawal
+lock. Migrations (:mod:`.migrations`) share these records and their write-ahead steps.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ class EscrowDeposits:
             latest["done"] = [*latest.get("done", ()), action]
             if tx is not None:
                 latest["txs"] = {**latest.get("txs", {}), action: tx.tx_hash}
-            if action == "escrow_release":
+            if action in ("escrow_release", "old_release"):
                 latest["status"] = "settled"
             self.ledger.put_escrow(latest)
 
@@ -237,6 +237,8 @@ class EscrowDeposits:
         from ..chain.hub_types import contract_definition
         from ..core.calldata import contract_state_from_wire
 
+        if escrow["kind"] == "migration":
+            return await self.migration_action(escrow, action)  # type: ignore[attr-defined,no-any-return]
         decimals = self.config.token_decimals()
         deposit = escrow["kind"] == "deposit"
         if action == "escrow_release":
@@ -277,7 +279,10 @@ class EscrowDeposits:
 
 def _pending(escrow: Mapping[str, Any]) -> list[str]:
     """The node's on-chain steps for ``escrow`` that are due and not done, in order."""
-    if escrow["status"] == "locked":
+    if escrow["kind"] == "migration":
+        # the old home's release, once the node co-signed the state that completes it
+        due = ["old_release"] if escrow["status"] == "migrated" else []
+    elif escrow["status"] == "locked":
         due = ["home_lock"]
     elif escrow["status"] == "credited":
         due = ["home_lock", "home_credit", "escrow_release"]

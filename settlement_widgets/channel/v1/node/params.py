@@ -63,11 +63,13 @@ _SUBMIT_TYPES: Final = frozenset(
         T.ESCROW_DEPOSIT,
         T.ESCROW_LOCK,
         T.ESCROW_WITHDRAW,
+        T.MIGRATE,
+        T.MIGRATE_FINALIZE,
     }
 )
-#: refused by submit_state with the Go node's "not supported yet" (the escrow transitions
-#: are ours, beyond v1.4.1: see .escrows)
-_NOT_YET: Final = frozenset({T.MIGRATE})
+#: refused by submit_state with the Go node's "not supported yet": none any more (the escrow
+#: and migration transitions are ours, beyond v1.4.1: see .escrows and .migrations)
+_NOT_YET: Final[frozenset[TransitionType]] = frozenset()
 #: transitions whose co-signed state the user takes on chain (creation aside)
 _ON_CHAIN: Final = frozenset({T.HOME_DEPOSIT, T.HOME_WITHDRAWAL, T.FINALIZE})
 #: app-session intents
