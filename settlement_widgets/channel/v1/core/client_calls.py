@@ -421,15 +421,20 @@ class V1ClientCore(ClientQueries):
         sends it, and Yellow's node v1.4.1 refuses it: see ``node/escrows.py``)."""
         return await self._escrow_start(120, asset, blockchain_id, amount)
 
-    async def _escrow_start(
-        self, kind: int, asset: str, blockchain_id: int | str, amount: Decimal | str | int
-    ) -> dict[str, Any]:
-        wallet = self._signer().address
-        chain = int(blockchain_id)
-        state = await self.get_latest_state(wallet, asset, False)
+    async def _open_latest(self, asset: str) -> dict[str, Any]:
+        """The wallet's latest state of ``asset`` (signed or not), refused unless its home
+        channel is open: what an escrow's lock or a migrate is built on."""
+        state = await self.get_latest_state(self._signer().address, asset, False)
         if not self._is_open(state):
             raise InvalidStateError(f"no open home channel for {asset}")
         assert state is not None
+        return state
+
+    async def _escrow_start(
+        self, kind: int, asset: str, blockchain_id: int | str, amount: Decimal | str | int
+    ) -> dict[str, Any]:
+        chain = int(blockchain_id)
+        state = await self._open_latest(asset)
         spec = {
             "type": kind,
             "blockchain_id": chain,
@@ -466,12 +471,8 @@ class V1ClientCore(ClientQueries):
         ``migrate`` and Yellow's node refuses it)."""
         from .migration import migrate_state
 
-        wallet = self._signer().address
         chain = int(blockchain_id)
-        state = await self.get_latest_state(wallet, asset, False)
-        if not self._is_open(state):
-            raise InvalidStateError(f"no open home channel for {asset}")
-        assert state is not None
+        state = await self._open_latest(asset)
         token = await self.assets.token_address(asset, chain)
         return await self._submit_built(migrate_state(state, blockchain_id=chain, token=token))
 
