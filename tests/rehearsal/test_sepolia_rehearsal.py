@@ -1,7 +1,8 @@
 """The short Sepolia rehearsal, part of ``make test``: the notebooks whose Sepolia branch
 differs from the sandbox's run top to bottom on their public profile against the twins
-(``SETTLEMENT_NETWORK=sepolia`` on the v0.5 twin; notebook 06 and the dashboard's v1 path
-with ``SETTLEMENT_NETWORK=sepolia-v1`` on the v1 twin), and a run that skipped a Sepolia
+(``SETTLEMENT_NETWORK=sepolia`` on the v0.5 twin; notebook 06, the dashboard's v1 path and
+the payment across the node's two chains with ``SETTLEMENT_NETWORK=sepolia-v1`` on the v1
+twin), and a run that skipped a Sepolia
 step, or lacks what that branch must show, fails. ``make sepolia-rehearsal`` runs every
 rehearsal, twice (``tests/rehearsal/sepolia.py``)."""
 
