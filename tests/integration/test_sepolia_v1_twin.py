@@ -27,6 +27,7 @@ from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import SEPOLIA_V1, get_network
+from settlement_widgets.sandbox.local import mint_test_token
 from settlement_widgets.sandbox.twin_v1 import (
     BASE_SEPOLIA_CHAIN_ID,
     BASE_SEPOLIA_V1_DEPLOYMENT,
@@ -142,6 +143,7 @@ async def test_the_node_serves_both_chains_and_a_provider_runs_on_each(
     assert user_env["BASE_SEPOLIA_RPC_URL"].startswith("http://127.0.0.1:")
     assert network.chain_ids() == (11155111, 84532)
     base = network.on_chain(84532)
+    assert base == twin.network.on_chain(84532)  # the twin's profile is the user's
     assert base.rpc_url == user_env["BASE_SEPOLIA_RPC_URL"] and base.token is None
     assert base.explorer.tx_url("0xab") == "https://sepolia.basescan.org/tx/0xab"
     wallet = WalletClient.from_env(network)
@@ -170,6 +172,38 @@ async def test_the_node_serves_both_chains_and_a_provider_runs_on_each(
     finally:
         await wallet.aclose()
         await base_wallet.aclose()
+
+
+async def test_a_deposit_from_base_sepolia_credits_a_sepolia_home_channel(
+    twin: SepoliaV1Twin, user_env: dict[str, str]
+) -> None:
+    """deposit_from on the twin's chains: the escrow on Base Sepolia and the credit at home
+    wait out each chain's confirmation delay in real blocks, then the node finalizes the
+    escrow to its vault there (our node's transition: Yellow's v1.4.1 refuses it)."""
+    assert twin.chain is not None and twin.base_chain is not None and twin.nitronode
+    network = get_network()
+    key = PrivateKey.generate()
+    for chain, token in ((twin.chain, D.token), (twin.base_chain, B.token)):
+        await chain.request("anvil_setBalance", key.address, hex(10**18))
+        await mint_test_token(chain.wallet(0), token, key.address, 3 * U)
+    wallet = WalletClient(key, rpc_url=network.rpc_url)
+    base_hub = ChannelHubClient(twin.base_chain.wallet(0), B.channel_hub)
+    base_vault = await base_hub.get_node_balance(B.token)
+    try:
+        async with ChannelProviderV1(network, wallet) as provider:
+            channel = await provider.create_channel(provider.node_address, "yusd", 2 * U)
+            tx = await provider.deposit_from(84532, U, channel_id=channel.id)
+            assert tx.explorer_url == f"https://sepolia.basescan.org/tx/{tx.hash}"
+            assert await provider.balances() == {"yusd": 3 * U}
+            assert await base_hub.token_balance(B.token, key.address) == 2 * U
+            await twin.nitronode.settled()
+            assert await base_hub.get_node_balance(B.token) == base_vault + U
+            await provider.close_channel(channel.id)
+            # 3 - 2 deposited at home, + 3 paid out at home; nothing more left Base Sepolia
+            assert await provider.hub.token_balance(D.token) == 4 * U
+            assert await base_hub.token_balance(B.token, key.address) == 2 * U
+    finally:
+        await wallet.aclose()
 
 
 async def test_the_faucet_pays_an_off_chain_v1_transfer(
