@@ -127,7 +127,8 @@ notebooks-refresh: setup
 # every notebook's Sepolia branch, top to bottom, twice in a row, against the Sepolia twin
 # (tests/rehearsal/sepolia.py); `make test` runs its short form (tests/rehearsal/)
 # notebooks 01-05 and the dashboard on the v0.5 twin (SETTLEMENT_NETWORK=sepolia), then notebook
-# 06 and the dashboard's v1 path on the v1 twin (SETTLEMENT_NETWORK=sepolia-v1); each twice
+# 06, the dashboard's v1 path and a payment across its two chains (Sepolia, Base Sepolia) on the
+# v1 twin (SETTLEMENT_NETWORK=sepolia-v1); each twice
 sepolia-rehearsal: setup
 	$(BIN)/python -m tests.rehearsal.sepolia
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +32,7 @@ __all__ = [
     "SEPOLIA",
     "SEPOLIA_ENV",
     "SEPOLIA_V1",
+    "SEPOLIA_V1_CHAINS",
     "Explorer",
     "Network",
     "NetworkContracts",
@@ -134,8 +136,10 @@ class Network:
 
     def chain_ids(self) -> tuple[int, ...]:
         """Every chain this profile reaches the channel method on: its own, then those a
-        Nitrolite v1 node serves beside it (``extra["v1Chains"]``, a sandbox started with
-        ``protocol="v1", aggregator=True``)."""
+        Nitrolite v1 node serves beside it (``extra["v1Chains"]``: a sandbox started with
+        ``protocol="v1", aggregator=True``, or ``sepolia-v1`` with a second chain's JSON-RPC
+        variable set, see :data:`SEPOLIA_V1_CHAINS`). A chain the node serves but whose
+        variable is unset is not reached, so it is not listed."""
         return (self.chain_id, *(int(c["chainId"]) for c in self.extra.get("v1Chains", ())))
 
     def on_chain(self, chain_id: int) -> Network:
@@ -147,13 +151,23 @@ class Network:
             return self
         for entry in self.extra.get("v1Chains", ()):
             if int(entry["chainId"]) == chain_id:
+                # a public profile's token there is the node's to name (None: read from
+                # its asset list, as on the home chain)
+                token = entry.get("token")
                 return replace(
                     self,
                     chain_id=chain_id,
                     rpc_url=str(entry["rpcUrl"]),
-                    token=str(entry["token"]),
+                    token=None if token is None else str(token),
                     explorer_base=str(entry["explorerBase"]),
                     contracts=replace(self.contracts, channel_hub=str(entry["channelHub"])),
+                )
+        for entry in self.extra.get("v1ChainsByEnv", ()):
+            if int(entry["chainId"]) == chain_id:
+                raise InvalidNetworkError(
+                    f"network {self.name!r} reaches chain {chain_id} ({entry['name']}) through "
+                    f"the JSON-RPC URL in {entry['rpcEnv']}, which is not set: set it to an "
+                    f"RPC endpoint of that chain (http(s):// or ws(s)://)"
                 )
         raise InvalidNetworkError(
             f"network {self.name!r} serves the channel method on chains {list(self.chain_ids())}, "
@@ -244,10 +258,28 @@ SEPOLIA = Network(
     token="0xDB9F293e3898c9E5536A3be1b0C56c89d2b32DEb",
 )
 
+#: the other chains Yellow's public v1 sandbox node serves that ``sepolia-v1`` reaches, each
+#: once its variable holds a JSON-RPC URL of that chain (the user's own provider, as
+#: ``SEPOLIA_RPC_URL`` is; Nitrolite ``nitronode/chart/config/sandbox-v1/blockchains.yaml``).
+#: What is public and fixed is pinned: the chain id, the node's name for it, the ChannelHub
+#: (the same address as on Sepolia; a provider checks it against the node's ``get_config``)
+#: and the explorer. The token is not: the provider reads it from the node's asset list for
+#: that chain, as it does on Sepolia. ``Network.on_chain`` names the variable when it is unset.
+SEPOLIA_V1_CHAINS: Final[tuple[dict[str, Any], ...]] = (
+    {
+        "chainId": 84532,
+        "name": "base_sepolia",
+        "rpcEnv": "BASE_SEPOLIA_RPC_URL",
+        "channelHub": "0x5DBa8515af063Db0c243C15eCE7B99F91459C7C3",
+        "explorerBase": "https://sepolia.basescan.org",
+    },
+)
+
 #: Sepolia with Yellow's Nitrolite v1 sandbox (Nitronode, v1.3.0+ host) and its ChannelHub
 #: (its public v1 sandbox). The v4 contracts are Sepolia's, as in :data:`SEPOLIA`; the
 #: v1 asset is ``yusd`` and its token is read from the node (``node.v1.get_assets``), so no
-#: token is pinned here.
+#: token is pinned here. The node's other chains are reached when their variable is set
+#: (:data:`SEPOLIA_V1_CHAINS`, read by :func:`sepolia_from_env`).
 SEPOLIA_V1 = replace(
     SEPOLIA,
     name="sepolia-v1",
@@ -258,6 +290,7 @@ SEPOLIA_V1 = replace(
     asset_symbol="yusd",
     asset_decimals=6,
     protocol=PROTOCOL_V1,
+    extra={"v1ChainsByEnv": [dict(c) for c in SEPOLIA_V1_CHAINS]},
 )
 
 
@@ -333,24 +366,50 @@ _SCHEMES = {
 }
 
 
-def sepolia_from_env(base: Network = SEPOLIA) -> Network:
+def _env_value(environ: Mapping[str, str], var: str, field_name: str) -> str | None:
+    """``var``'s value (None when unset or blank), checked to have ``field_name``'s scheme."""
+    value = (environ.get(var) or "").strip()
+    if not value:
+        return None
+    if not value.lower().startswith(_SCHEMES[field_name]):
+        raise InvalidNetworkError(
+            f"{var} must start with {' or '.join(_SCHEMES[field_name])}, got {value[:80]!r}"
+        )
+    return value
+
+
+def sepolia_from_env(base: Network = SEPOLIA, environ: Mapping[str, str] | None = None) -> Network:
     """``base`` (:data:`SEPOLIA`, or :data:`SEPOLIA_V1` for ``sepolia-v1``) with the overrides
     of :data:`SEPOLIA_ENV` that are set: the JSON-RPC URL (``SEPOLIA_RPC_URL``), the node's
     WebSocket (``SETTLEMENT_RELAY_URL``: the ClearNode for ``sepolia``, the Nitronode for
-    ``sepolia-v1``) and the faucet (``SETTLEMENT_FAUCET_URL``). Contracts, chain id, protocol,
-    asset and explorer stay the profile's, so a twin (``python -m settlement_widgets.sandbox
-    --twin sepolia-v1``) is reached by exactly the variables a real user sets. A value with
-    the wrong scheme is an :class:`InvalidNetworkError` naming the variable."""
+    ``sepolia-v1``) and the faucet (``SETTLEMENT_FAUCET_URL``); for ``sepolia-v1`` also each
+    other chain of :data:`SEPOLIA_V1_CHAINS` whose JSON-RPC variable is set (e.g.
+    ``BASE_SEPOLIA_RPC_URL``), added to ``extra["v1Chains"]`` so ``on_chain`` reaches it.
+    Contracts, chain id, protocol, asset and explorer stay the profile's, so a twin (``python
+    -m settlement_widgets.sandbox --twin sepolia-v1``) is reached by exactly the variables a
+    real user sets. A value with the wrong scheme is an :class:`InvalidNetworkError` naming
+    the variable. ``environ``: where to read them (``os.environ`` by default)."""
+    env = os.environ if environ is None else environ
     changes: dict[str, Any] = {}
     for var, field_name in SEPOLIA_ENV.items():
-        value = (os.environ.get(var) or "").strip()
-        if not value:
-            continue
-        if not value.lower().startswith(_SCHEMES[field_name]):
-            raise InvalidNetworkError(
-                f"{var} must start with {' or '.join(_SCHEMES[field_name])}, got {value[:80]!r}"
+        value = _env_value(env, var, field_name)
+        if value is not None:
+            changes[field_name] = value
+    reached = []
+    for entry in base.extra.get("v1ChainsByEnv", ()):
+        rpc_url = _env_value(env, str(entry["rpcEnv"]), "rpc_url")
+        if rpc_url is not None:
+            reached.append(
+                {
+                    "chainId": int(entry["chainId"]),
+                    "rpcUrl": rpc_url,
+                    "token": None,  # the node's asset list names it
+                    "explorerBase": str(entry["explorerBase"]),
+                    "channelHub": str(entry["channelHub"]),
+                }
             )
-        changes[field_name] = value
+    if reached:
+        changes["extra"] = {**base.extra, "v1Chains": [*base.extra.get("v1Chains", ()), *reached]}
     return replace(base, **changes) if changes else base
 
 
@@ -358,7 +417,8 @@ def get_network(name: str | None = None) -> Network:
     """The configured network: ``name``, else ``$SETTLEMENT_NETWORK``, else ``local``.
 
     ``sepolia`` and ``sepolia-v1`` take their RPC URL from ``SEPOLIA_RPC_URL`` and their node
-    and faucet from ``SETTLEMENT_RELAY_URL``/``SETTLEMENT_FAUCET_URL`` when set
+    and faucet from ``SETTLEMENT_RELAY_URL``/``SETTLEMENT_FAUCET_URL`` when set, and
+    ``sepolia-v1`` its node's other chains from their RPC variables (``BASE_SEPOLIA_RPC_URL``)
     (:func:`sepolia_from_env`).
     ``local`` reads the profile the
     sandbox wrote (``SETTLEMENT_PROFILE`` or ``$SETTLEMENT_HOME/sandbox/profile.json``).

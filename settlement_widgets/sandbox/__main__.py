@@ -16,8 +16,9 @@ Sepolia user sets (``SETTLEMENT_NETWORK``, ``SEPOLIA_RPC_URL``, ``SETTLEMENT_REL
 ``SETTLEMENT_FAUCET_URL``, ``SETTLEMENT_PRIVATE_KEY``) as ``export`` lines to ``--env-file``
 (mode 0600; default ``$SETTLEMENT_HOME/sandbox/sepolia-twin.env``). Only the file's path and
 the non-secret values are printed, never the key. ``--twin sepolia-v1`` does the same for
-the Nitrolite v1 profile (:mod:`.twin_v1`: our ChannelHub at the public v1 sandbox's address,
-our Nitronode and the v1 faucet on loopback).
+the Nitrolite v1 profile (:mod:`.twin_v1`: our ChannelHub at the public v1 sandbox's address
+on Sepolia and on Base Sepolia, two anvils, our Nitronode over both and the v1 faucet on
+loopback; its file also exports ``BASE_SEPOLIA_RPC_URL``).
 """
 
 from __future__ import annotations

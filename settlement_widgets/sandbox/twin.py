@@ -196,23 +196,37 @@ class TwinBase:
         """anvil with ``chain_id``, interval mining besides one block per transaction, and
         the deterministic CREATE2 deployer the public network has; a temporary directory
         for the services' files."""
+        self._dir = Path(tempfile.mkdtemp(prefix="settlement-twin-"))
+        self.chain = await self._start_anvil(chain_id)
+        return self.chain
+
+    async def _start_anvil(self, chain_id: int) -> AnvilChain:
+        """One anvil as the public chain ``chain_id`` has it: that chain id, interval mining
+        on the twin's clock besides one block per transaction, the CREATE2 deployer (a twin
+        of a network with a second chain starts one per chain; the caller keeps it)."""
         from .chain import AnvilChain
 
-        self._dir = Path(tempfile.mkdtemp(prefix="settlement-twin-"))
         chain = await AnvilChain.start(
             chain_id=chain_id,
             extra_args=["--block-time", f"{self.block_time:g}", "--mixed-mining"],
         )
-        self.chain = chain
-        if await chain.w3.eth.get_code(CREATE2_DEPLOYER) == b"":  # type: ignore[arg-type]
-            raise ConfigurationError("this anvil has no CREATE2 deployer at " + CREATE2_DEPLOYER)
+        try:
+            if await chain.w3.eth.get_code(CREATE2_DEPLOYER) == b"":  # type: ignore[arg-type]
+                raise ConfigurationError(
+                    "this anvil has no CREATE2 deployer at " + CREATE2_DEPLOYER
+                )
+        except BaseException:
+            await close_quietly(chain)
+            raise
         return chain
 
-    async def _run_clock(self) -> None:
-        """From now on every block is ``seconds_per_block`` later than the last (deployment
-        and provisioning ran on anvil's ordinary clock before)."""
-        assert self.chain is not None
-        await self.chain.request("anvil_setBlockTimestampInterval", self.seconds_per_block)
+    async def _run_clock(self, chain: AnvilChain | None = None) -> None:
+        """From now on every block of ``chain`` (the twin's chain by default) is
+        ``seconds_per_block`` later than the last (deployment and provisioning ran on
+        anvil's ordinary clock before)."""
+        chain = chain or self.chain
+        assert chain is not None
+        await chain.request("anvil_setBlockTimestampInterval", self.seconds_per_block)
 
     async def aclose(self) -> None:
         """Stop everything started (safe twice, and after a failed start)."""

@@ -27,12 +27,19 @@ from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 from settlement_widgets.contracts import load_artifact
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import SEPOLIA_V1, get_network
-from settlement_widgets.sandbox.twin_v1 import SEPOLIA_V1_DEPLOYMENT, SepoliaV1Twin
+from settlement_widgets.sandbox.local import mint_test_token
+from settlement_widgets.sandbox.twin_v1 import (
+    BASE_SEPOLIA_CHAIN_ID,
+    BASE_SEPOLIA_V1_DEPLOYMENT,
+    SEPOLIA_V1_DEPLOYMENT,
+    SepoliaV1Twin,
+)
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = [pytest.mark.anvil, pytest.mark.asyncio(loop_scope="module")]
 U = 10**6
 D = SEPOLIA_V1_DEPLOYMENT
+B = BASE_SEPOLIA_V1_DEPLOYMENT
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -103,6 +110,100 @@ async def test_the_users_environment_points_the_sepolia_v1_profile_at_the_twin(
     secret = user_env["SETTLEMENT_PRIVATE_KEY"].removeprefix("0x")
     assert secret not in repr(twin) and secret not in repr(wallet)
     await wallet.aclose()
+
+
+async def test_base_sepolia_has_the_same_contracts_at_the_same_addresses(
+    twin: SepoliaV1Twin,
+) -> None:
+    assert twin.base_chain is not None and twin.base_contracts is not None
+    w3 = twin.base_chain.w3
+    assert await w3.eth.chain_id == B.chain_id == BASE_SEPOLIA_CHAIN_ID == 84532
+    assert (B.channel_hub, B.token, B.session_key_validator) == (
+        D.channel_hub, D.token, D.session_key_validator,
+    )  # fmt: skip
+    for deployed, target in twin.base_contracts.moved.values():
+        assert await w3.eth.get_code(target) and not await w3.eth.get_code(deployed)
+    hub = w3.eth.contract(address=B.channel_hub, abi=load_artifact("ChannelHub").abi)
+    assert await hub.functions.NODE().call() == twin.node_address
+    assert await hub.functions.DEFAULT_SIG_VALIDATOR().call() == B.ecdsa_validator
+    assert await hub.functions.getNodeBalance(B.token).call() == twin.node_liquidity
+    reader = ChannelHubClient(twin.base_chain.wallet(0), B.channel_hub)
+    validator, registered_at = await reader.get_node_validator(1)
+    assert validator == B.session_key_validator
+    assert await chain_time(w3) >= registered_at + await reader.validator_activation_delay()
+    token = w3.eth.contract(address=B.token, abi=load_artifact("TestToken").abi)
+    assert await token.functions.decimals().call() == B.token_decimals == 6
+    assert await token.functions.balanceOf(twin.user_address).call() == twin.user_tokens
+
+
+async def test_the_node_serves_both_chains_and_a_provider_runs_on_each(
+    twin: SepoliaV1Twin, user_env: dict[str, str]
+) -> None:
+    network = get_network()
+    assert user_env["BASE_SEPOLIA_RPC_URL"].startswith("http://127.0.0.1:")
+    assert network.chain_ids() == (11155111, 84532)
+    base = network.on_chain(84532)
+    assert base == twin.network.on_chain(84532)  # the twin's profile is the user's
+    assert base.rpc_url == user_env["BASE_SEPOLIA_RPC_URL"] and base.token is None
+    assert base.explorer.tx_url("0xab") == "https://sepolia.basescan.org/tx/0xab"
+    wallet = WalletClient.from_env(network)
+    base_wallet = WalletClient.from_env(base)
+    try:
+        async with ChannelProviderV1(network, wallet) as home:
+            config = await home.client.get_config()
+            served = {
+                int(c["id"]): (c["channelHubAddress"].lower(), int(c["confirmationDelaySecs"]))
+                for c in config["blockchains"]
+            }
+            assert served == {
+                11155111: (D.channel_hub.lower(), 36),
+                84532: (B.channel_hub.lower(), 4),
+            }
+            (asset,) = [a for a in await home.client.get_assets() if a["symbol"] == "yusd"]
+            tokens = {
+                int(t["blockchain_id"]): (t["address"], int(t["decimals"])) for t in asset["tokens"]
+            }
+            assert tokens == {11155111: (D.token, 6), 84532: (B.token, 6)}
+        # a provider on Base Sepolia: checks the node's hub there, learns the token there
+        async with ChannelProviderV1(base, base_wallet) as there:
+            assert there.network.chain_id == 84532 and await base_wallet.w3.eth.chain_id == 84532
+            assert there.token == B.token and there.decimals == 6
+            assert await there.hub.token_balance(B.token) == twin.user_tokens
+    finally:
+        await wallet.aclose()
+        await base_wallet.aclose()
+
+
+async def test_a_deposit_from_base_sepolia_credits_a_sepolia_home_channel(
+    twin: SepoliaV1Twin, user_env: dict[str, str]
+) -> None:
+    """deposit_from on the twin's chains: the escrow on Base Sepolia and the credit at home
+    wait out each chain's confirmation delay in real blocks, then the node finalizes the
+    escrow to its vault there (our node's transition: Yellow's v1.4.1 refuses it)."""
+    assert twin.chain is not None and twin.base_chain is not None and twin.nitronode
+    network = get_network()
+    key = PrivateKey.generate()
+    for chain, token in ((twin.chain, D.token), (twin.base_chain, B.token)):
+        await chain.request("anvil_setBalance", key.address, hex(10**18))
+        await mint_test_token(chain.wallet(0), token, key.address, 3 * U)
+    wallet = WalletClient(key, rpc_url=network.rpc_url)
+    base_hub = ChannelHubClient(twin.base_chain.wallet(0), B.channel_hub)
+    base_vault = await base_hub.get_node_balance(B.token)
+    try:
+        async with ChannelProviderV1(network, wallet) as provider:
+            channel = await provider.create_channel(provider.node_address, "yusd", 2 * U)
+            tx = await provider.deposit_from(84532, U, channel_id=channel.id)
+            assert tx.explorer_url == f"https://sepolia.basescan.org/tx/{tx.hash}"
+            assert await provider.balances() == {"yusd": 3 * U}
+            assert await base_hub.token_balance(B.token, key.address) == 2 * U
+            await twin.nitronode.settled()
+            assert await base_hub.get_node_balance(B.token) == base_vault + U
+            await provider.close_channel(channel.id)
+            # 3 - 2 deposited at home, + 3 paid out at home; nothing more left Base Sepolia
+            assert await provider.hub.token_balance(D.token) == 4 * U
+            assert await base_hub.token_balance(B.token, key.address) == 2 * U
+    finally:
+        await wallet.aclose()
 
 
 async def test_the_faucet_pays_an_off_chain_v1_transfer(

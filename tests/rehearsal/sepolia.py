@@ -9,9 +9,11 @@ with the environment a real user sets: ``SEPOLIA_RPC_URL``, ``SETTLEMENT_PRIVATE
   Sepolia's addresses, relay and faucet on loopback): every notebook but notebook 06.
 - Nitrolite v1 (``SETTLEMENT_NETWORK=sepolia-v1``):
   :class:`~settlement_widgets.sandbox.twin_v1.SepoliaV1Twin` (our ChannelHub at the public v1
-  sandbox's address, our Nitronode and the v1 faucet on loopback): notebook 06 and the
-  dashboard's v1 path (:data:`DASHBOARD_V1`: the dashboard notebook, then its channel buttons
-  clicked as a Voila user clicks them).
+  sandbox's address on Sepolia and on Base Sepolia, our Nitronode over both chains and the
+  v1 faucet on loopback): notebook 06, the dashboard's v1 path (:data:`DASHBOARD_V1`: the
+  dashboard notebook, then its channel buttons clicked as a Voila user clicks them) and a
+  payment across the node's two chains (:data:`TWO_CHAINS_V1`: with ``BASE_SEPOLIA_RPC_URL``
+  set, as a user reaching Base Sepolia sets it).
 
 LI.FI's API is the loopback server answering from the synthetic fixtures (its schema, not
 live rates). Each notebook runs top to bottom in a fresh kernel: its own asserts must hold
@@ -57,6 +59,7 @@ __all__ = [
     "REHEARSALS",
     "REQUIRED",
     "SHORT",
+    "TWO_CHAINS_V1",
     "NotebookRun",
     "notebook_text",
     "rehearse",
@@ -70,10 +73,17 @@ NOTEBOOKS = tuple(sorted(p.stem for p in NOTEBOOK_DIR.glob("*.ipynb")))
 #: the dashboard's Nitrolite v1 path: ``dashboard.ipynb`` with ``SETTLEMENT_NETWORK=sepolia-v1``,
 #: then its channel buttons clicked (:data:`_DASHBOARD_CLICKS`)
 DASHBOARD_V1 = "dashboard-v1"
-#: every rehearsal: each notebook, and the dashboard's v1 path
-REHEARSALS = (*NOTEBOOKS, DASHBOARD_V1)
+#: a payment across the ``sepolia-v1`` node's two chains (:data:`_TWO_CHAINS_CELLS`, run as a
+#: notebook): the payer's home channel on Sepolia, the payee's on Base Sepolia (reached
+#: through ``BASE_SEPOLIA_RPC_URL``), an off-chain transfer between them, the payee paid out
+#: on Base Sepolia from the node's vault there. Notebook 08 runs its two chains on a local
+#: sandbox (``deposit_from`` and ``migrate`` are our node's: Yellow's node v1.4.1 refuses
+#: escrow transitions), so this is the cross-chain path the public sandbox serves.
+TWO_CHAINS_V1 = "two-chains-v1"
+#: every rehearsal: each notebook, the dashboard's v1 path and the two-chain payment
+REHEARSALS = (*NOTEBOOKS, DASHBOARD_V1, TWO_CHAINS_V1)
 #: what runs on the v1 twin (``SETTLEMENT_NETWORK=sepolia-v1``); the rest on the v0.5 twin
-ON_V1 = ("06_nitrolite_v1", DASHBOARD_V1)
+ON_V1 = ("06_nitrolite_v1", DASHBOARD_V1, TWO_CHAINS_V1)
 #: where the Sepolia branch differs from the sandbox's: the dispute waits for real blocks
 #: past the challenge period (v0.5 and v1), v4 settles through the user's own deployment,
 #: and v1 runs on the public profile, whose token the node names
@@ -121,6 +131,13 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "close_channel: [ok] channel closed on chain",
         "https://sepolia.etherscan.io/tx/0x",
     ),
+    TWO_CHAINS_V1: (
+        "network sepolia-v1 serves chains [11155111, 84532]",
+        "payee paid out on chain 84532: 2 yusd, node vault there -2 yusd",
+        "https://sepolia.basescan.org/tx/0x",
+        "payer paid out on chain 11155111",
+        "https://sepolia.etherscan.io/tx/0x",
+    ),
 }
 #: the cell appended to the dashboard notebook for :data:`DASHBOARD_V1`: each channel button
 #: clicked in turn (the click schedules the action on the kernel's loop, as in Voila), what
@@ -139,6 +156,59 @@ print(repr(dashboard))
 await dashboard.aclose()
 await session.aclose()
 """
+#: :data:`TWO_CHAINS_V1`, one cell each: what a ``sepolia-v1`` user with two wallets does to
+#: pay across the node's chains, with every balance checked exactly (the payer's off-chain
+#: balance before, e.g. a faucet tip, is counted, so a second run on the same twin holds)
+_TWO_CHAINS_CELLS = (
+    """\
+from settlement_widgets.channel.v1 import ChannelProviderV1
+from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
+from settlement_widgets.keys import PrivateKey
+from settlement_widgets.networks import get_network
+from settlement_widgets.wallet import WalletClient
+
+U = 10**6
+home = get_network()
+base = home.on_chain(84532)  # through BASE_SEPOLIA_RPC_URL
+print(f"network {home.name} serves chains {list(home.chain_ids())}")
+payer_wallet = WalletClient.from_env(home)
+gas_wallet = WalletClient.from_env(base)  # the same key on Base Sepolia
+payee_wallet = WalletClient(PrivateKey.generate(), rpc_url=base.rpc_url)
+await gas_wallet.transact(to=payee_wallet.address, value=10**16)  # the second wallet's gas
+payer = await ChannelProviderV1(home, payer_wallet).connect()
+payee = await ChannelProviderV1(base, payee_wallet).connect()
+vault = ChannelHubClient(gas_wallet, base.contracts.channel_hub)
+assert (payee.token, payee.decimals) == (payer.token, payer.decimals)  # yusd, 6 on both
+vault_before = await vault.get_node_balance(payee.token)
+held_before = (await payer.balances()).get(payer.asset, 0)
+payer_tokens = await payer.hub.token_balance(payer.token)
+""",
+    """\
+mine = await payer.create_channel(payer.node_address, payer.asset, 3 * U)
+sent = await payer.transfer(mine.id, 2 * U, payee_wallet.address)  # Sepolia -> Base, off chain
+await payee.sync()
+assert await payee.balances() == {payee.asset: 2 * U}
+assert await payer.balances() == {payer.asset: held_before + U}
+theirs = await payee.create_channel(payee.node_address, payee.asset, 0)  # carries the 2
+closing = await payee.close_channel(theirs.id)
+assert await payee.hub.token_balance(payee.token) == 2 * U
+assert await vault.get_node_balance(payee.token) == vault_before - 2 * U
+assert await payer.hub.token_balance(payer.token, payee_wallet.address) == 0
+print(f"payee paid out on chain {base.chain_id}: 2 yusd, node vault there -2 yusd")
+print(closing.explorer_url)
+""",
+    """\
+closing = await payer.close_channel(mine.id)
+assert await payer.hub.token_balance(payer.token) == payer_tokens + held_before - 2 * U
+assert await payer.balances() == {payer.asset: 0}
+print(f"payer paid out on chain {home.chain_id}: {held_before + U} units")
+print(closing.explorer_url)
+await payer.close()
+await payee.close()
+for wallet in (payer_wallet, gas_wallet, payee_wallet):
+    await wallet.aclose()
+""",
+)
 _SKIPPED = re.compile(r"^\s*skipped\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -189,10 +259,15 @@ def sepolia_problems(name: str, nb: Any) -> list[str]:
 async def run_notebook(name: str, env: dict[str, str], *, timeout: int = 600) -> Any:
     """Execute rehearsal ``name`` top to bottom in a fresh kernel started with ``env``; a
     failing cell raises (nbclient's ``CellExecutionError``). :data:`DASHBOARD_V1` is the
-    dashboard notebook with :data:`_DASHBOARD_CLICKS` appended (the file is not changed)."""
+    dashboard notebook with :data:`_DASHBOARD_CLICKS` appended (the file is not changed);
+    :data:`TWO_CHAINS_V1` a notebook of :data:`_TWO_CHAINS_CELLS`."""
     stem = "dashboard" if name == DASHBOARD_V1 else name
     path = NOTEBOOK_DIR / f"{stem}.ipynb"
-    nb = nbformat.read(path, as_version=4)
+    if name == TWO_CHAINS_V1:
+        cells = [nbformat.v4.new_code_cell(source) for source in _TWO_CHAINS_CELLS]
+        nb = nbformat.v4.new_notebook(cells=cells)
+    else:
+        nb = nbformat.read(path, as_version=4)
     if name == DASHBOARD_V1:
         nb.cells.append(nbformat.v4.new_code_cell(_DASHBOARD_CLICKS))
     client = NotebookClient(

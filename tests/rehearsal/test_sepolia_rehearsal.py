@@ -1,7 +1,8 @@
 """The short Sepolia rehearsal, part of ``make test``: the notebooks whose Sepolia branch
 differs from the sandbox's run top to bottom on their public profile against the twins
-(``SETTLEMENT_NETWORK=sepolia`` on the v0.5 twin; notebook 06 and the dashboard's v1 path
-with ``SETTLEMENT_NETWORK=sepolia-v1`` on the v1 twin), and a run that skipped a Sepolia
+(``SETTLEMENT_NETWORK=sepolia`` on the v0.5 twin; notebook 06, the dashboard's v1 path and
+the payment across the node's two chains with ``SETTLEMENT_NETWORK=sepolia-v1`` on the v1
+twin), and a run that skipped a Sepolia
 step, or lacks what that branch must show, fails. ``make sepolia-rehearsal`` runs every
 rehearsal, twice (``tests/rehearsal/sepolia.py``)."""
 
@@ -18,6 +19,7 @@ from tests.rehearsal.sepolia import (
     REHEARSALS,
     REQUIRED,
     SHORT,
+    TWO_CHAINS_V1,
     rehearse,
     sepolia_problems,
 )
@@ -34,18 +36,19 @@ def _notebook(*texts: str) -> nbformat.NotebookNode:
 
 @pytest.mark.anvil
 async def test_the_sepolia_branches_run_against_the_twins() -> None:
-    results = await rehearse([*SHORT, DASHBOARD_V1])
+    results = await rehearse([*SHORT, DASHBOARD_V1, TWO_CHAINS_V1])
     assert [(r.name, r.problems) for r in results] == [
-        (name, ()) for name in (*SHORT, DASHBOARD_V1)
+        (name, ()) for name in (*SHORT, DASHBOARD_V1, TWO_CHAINS_V1)
     ]
 
 
 def test_every_notebook_has_its_sepolia_evidence_listed() -> None:
-    assert set(REHEARSALS) == {*NOTEBOOKS, DASHBOARD_V1}
+    assert set(REHEARSALS) == {*NOTEBOOKS, DASHBOARD_V1, TWO_CHAINS_V1}
     assert set(REQUIRED) == set(REHEARSALS) and set(SHORT) | set(ON_V1) <= set(REHEARSALS)
     assert all(REQUIRED[name] for name in REHEARSALS)
     # Nitrolite v1 is rehearsed on its public profile, in make test too
-    assert set(ON_V1) == {"06_nitrolite_v1", DASHBOARD_V1} and "06_nitrolite_v1" in SHORT
+    assert set(ON_V1) == {"06_nitrolite_v1", DASHBOARD_V1, TWO_CHAINS_V1}
+    assert "06_nitrolite_v1" in SHORT
 
 
 def test_notebook_06_on_a_local_v1_sandbox_is_not_a_sepolia_v1_rehearsal() -> None:

@@ -157,6 +157,48 @@ def test_sepolia_v1_by_name_with_the_same_overrides(monkeypatch: pytest.MonkeyPa
     assert get_network("sepolia").protocol == "nitrolite-v0.5"
 
 
+def test_sepolia_v1_reaches_base_sepolia_only_with_its_rpc_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("BASE_SEPOLIA_RPC_URL", raising=False)
+    monkeypatch.setenv("SEPOLIA_RPC_URL", "http://127.0.0.1:1/rpc")
+    plain = get_network("sepolia-v1")
+    assert plain.chain_ids() == (11155111,)
+    # the node serves Base Sepolia, but the user has not said how to reach it
+    with pytest.raises(InvalidNetworkError, match=r"84532 \(base_sepolia\).*BASE_SEPOLIA_RPC_URL"):
+        plain.on_chain(84532)
+    with pytest.raises(InvalidNetworkError, match="BASE_SEPOLIA_RPC_URL"):
+        SEPOLIA_V1.on_chain(84532)
+    with pytest.raises(InvalidNetworkError, match="not on 80002"):
+        plain.on_chain(80002)
+
+    monkeypatch.setenv("BASE_SEPOLIA_RPC_URL", " https://base-sepolia.example/rpc ")
+    net = get_network("sepolia-v1")
+    assert net == plain and net.chain_ids() == (11155111, 84532)
+    base = net.on_chain(84532)
+    assert (base.chain_id, base.rpc_url) == (84532, "https://base-sepolia.example/rpc")
+    # the same hub address as on Sepolia; the token is the node's to name there too
+    assert base.contracts.channel_hub == SEPOLIA_V1.contracts.channel_hub and base.token is None
+    assert base.node_url == net.node_url and base.protocol == "nitrolite-v1"
+    assert base.explorer.tx_url("0xab") == "https://sepolia.basescan.org/tx/0xab"
+    assert net.on_chain(11155111) is net and net.rpc_url == "http://127.0.0.1:1/rpc"
+    # the v0.5 profile serves no second chain, whatever is set
+    assert get_network("sepolia").chain_ids() == (11155111,)
+    monkeypatch.setenv("BASE_SEPOLIA_RPC_URL", "base-sepolia.example")
+    with pytest.raises(InvalidNetworkError, match="BASE_SEPOLIA_RPC_URL must start with"):
+        get_network("sepolia-v1")
+
+
+def test_sepolia_from_env_reads_a_given_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from settlement_widgets.networks import sepolia_from_env
+
+    monkeypatch.setenv("SEPOLIA_RPC_URL", "http://127.0.0.1:1/rpc")
+    given = {"BASE_SEPOLIA_RPC_URL": "ws://127.0.0.1:3"}
+    net = sepolia_from_env(SEPOLIA_V1, given)
+    assert net.rpc_url is None and net.on_chain(84532).rpc_url == "ws://127.0.0.1:3"
+    assert SEPOLIA_V1.chain_ids() == (11155111,)  # the profile itself is not changed
+
+
 def test_a_v1_profile_round_trips_and_needs_a_channel_hub() -> None:
     net = local(
         chain_id=31337,
