@@ -87,6 +87,7 @@ class NitronodeNode(NodeServer):
         self.committer: GroupCommitter | None = None
         self._lock = asyncio.Lock()
         self._settling: asyncio.Task[None] | None = None
+        self._watching: asyncio.Task[None] | None = None  # the look for abandoned locks
         self._settle_again = False  # work arrived while ``_settling`` ran: it goes round again
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -111,6 +112,8 @@ class NitronodeNode(NodeServer):
         await committer.flush()
         self.service = NitronodeService(config, ledger, chain_view=self.chain_view)
         self._kick_settlement()  # what a previous run credited and did not settle
+        if config.abandoned_check_interval_secs > 0:
+            self._watching = asyncio.get_running_loop().create_task(self._watch_abandoned())
         await self._listen(
             self._serve,
             config.port,
@@ -124,6 +127,9 @@ class NitronodeNode(NodeServer):
         if self._closing:
             return
         self._closing = True
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
         await self._stop_listening()
         if self._settling is not None:
             await asyncio.gather(self._settling, return_exceptions=True)
@@ -215,7 +221,9 @@ class NitronodeNode(NodeServer):
             self._settle_again = True
             return
         service = self.service
-        if service is None or not service.escrows_to_settle() or self._closing:
+        if service is None or self._closing:
+            return
+        if not service.escrows_to_settle() and not service.locks_to_reclaim():
             return
         self._settling = asyncio.get_running_loop().create_task(self._settle())
 
@@ -235,6 +243,12 @@ class NitronodeNode(NodeServer):
                 except Exception:
                     _log.exception("the on-chain steps of escrow %s failed", escrow["escrow_id"])
             await committer.flush()
+            for escrow in service.locks_to_reclaim():
+                try:
+                    await service.reclaim_lock(escrow)
+                except Exception:
+                    _log.exception("taking back escrow lock %s failed", escrow["escrow_id"])
+                await committer.flush()  # each step's record before the next lock's
             if not self._settle_again or self._closing:
                 return
 
@@ -248,6 +262,23 @@ class NitronodeNode(NodeServer):
         operation's effects are visible when it returns)."""
         while self._settling is not None and not self._settling.done():
             await asyncio.shield(self._settling)
+
+    async def check_abandoned(self) -> None:
+        """Look now for abandoned escrow locks (see :mod:`.escrows`) and return once what is
+        due as of the chains' time is done and committed. The node looks by itself every
+        ``abandoned_check_interval_secs``, on start and after each escrow state: an abandoned
+        lock sends no request and the hub emits nothing the node waits for, so only a
+        periodic read of the chain notices a deadline passing. Tests call this after moving
+        a chain's clock instead of waiting for that period."""
+        await self.settled()
+        self._kick_settlement()
+        await self.settled()
+
+    async def _watch_abandoned(self) -> None:
+        """The periodic look (:meth:`check_abandoned`) while the node runs."""
+        while not self._closing:
+            await asyncio.sleep(self.config.abandoned_check_interval_secs)
+            self._kick_settlement()
 
     # --- node-side helpers --------------------------------------------------------------------
 
