@@ -267,7 +267,16 @@ class V1ClientCore(ClientQueries):
     async def _advance(
         self, current: Mapping[str, Any], transition: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Existing-channel path (SDK ``signAndSubmitState``): validate, sign, submit."""
+        """Existing-channel path (SDK ``signAndSubmitState``): validate, sign, submit.
+
+        Over a signed escrow lock, a state other than its withdrawal carries no escrow
+        ledger: the node takes one only once it has taken back the abandoned lock on the
+        escrow chain (ours; see ``node/escrows.py``), and refuses it otherwise."""
+        kind = int(transition["type"])
+        if int(current["transition"]["type"]) == 110 and kind != 21 and current.get("user_sig"):
+            current = {
+                k: v for k, v in current.items() if k not in ("escrow_ledger", "escrow_channel_id")
+            }
         state = next_state(current)
         apply_transition(state, transition)
         decimals = await self.assets.asset_decimals(state["asset"])
