@@ -1,0 +1,219 @@
+"""The Nitronode takes back what a user abandons (``LocalSandbox(protocol="v1")`` with its
+second chain, both backends).
+
+An escrow withdrawal lock the user never finishes: the node waits for its deadline (escrow
+chain time, ``NitronodeConfig.abandoned_lock_secs``), challenges the record on the escrow
+chain, and once the hub's day of dispute has passed finalizes it, so the lock goes back to its
+vault there (ChannelHub v1.4.1 ``challengeEscrowWithdrawal`` / ``finalizeEscrowWithdrawal``).
+The user's home channel then takes its next state again, and the withdrawal's second state
+never. Every step is checked on both hubs at once; the node is told to look
+(:meth:`NitronodeNode.check_abandoned`) after each move of the chain's clock instead of
+waiting for its periodic look.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from channel_helpers import BACKENDS, U
+
+from settlement_widgets.channel.v1 import ChannelProviderV1
+from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
+from settlement_widgets.channel.v1.core.calldata import contract_state_from_wire
+from settlement_widgets.channel.v1.node import NitronodeNode
+from settlement_widgets.channel.v1.node.config import DEFAULT_ABANDONED_LOCK_SECS
+from settlement_widgets.contracts import load_artifact
+from settlement_widgets.errors import RelayError, RelayUnavailableError
+from settlement_widgets.keys import PrivateKey
+from settlement_widgets.networks import Network
+from settlement_widgets.sandbox import LocalSandbox
+from settlement_widgets.sandbox.chain import Chain
+from settlement_widgets.wallet import WalletClient
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+
+SECOND = 31338
+DAY = 24 * 3600
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=BACKENDS)
+async def sb(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[LocalSandbox]:
+    data = tmp_path_factory.mktemp("sandbox-v1-abandoned")
+    async with LocalSandbox(
+        chain=request.param, protocol="v1", aggregator=True, v4=False, wallets=1, data_dir=data
+    ) as sandbox:
+        yield sandbox
+
+
+def _chain(sb: LocalSandbox, chain_id: int) -> Chain:
+    chain = sb.chain if chain_id == sb.network.chain_id else sb.second_chain
+    assert chain is not None and chain.chain_id == chain_id
+    return chain
+
+
+def _node(sb: LocalSandbox) -> NitronodeNode:
+    node = sb.nitronode
+    assert node is not None and node.service is not None
+    return node
+
+
+async def _user(sb: LocalSandbox, tokens: int) -> tuple[ChannelProviderV1, WalletClient]:
+    """A new wallet with gas on both chains and ``tokens`` on the first, its home channel
+    there holding them all."""
+    first = sb.network
+    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    for network in (first, first.on_chain(SECOND)):
+        deployer = _chain(sb, network.chain_id).wallet(0)
+        await deployer.transact(to=wallet.address, value=10**18)
+    abi = load_artifact("TestToken").abi
+    deployer = _chain(sb, first.chain_id).wallet(0)
+    token = deployer.w3.eth.contract(address=first.token, abi=abi)  # type: ignore[call-overload]
+    await deployer.transact(token.functions.mint(wallet.address, tokens), abis=[abi])
+    provider = await ChannelProviderV1(first, wallet).connect()
+    await provider.create_channel(provider.node_address, provider.asset, tokens)
+    return provider, wallet
+
+
+def _hub(sb: LocalSandbox, network: Network) -> ChannelHubClient:
+    return ChannelHubClient(_chain(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
+
+
+async def _balances(sb: LocalSandbox) -> tuple[int, int]:
+    """(the node's vault on the second chain, the tokens its hub holds there)."""
+    second = sb.network.on_chain(SECOND)
+    hub = _hub(sb, second)
+    assert second.token is not None
+    return (
+        await hub.get_node_balance(second.token),
+        await hub.token_balance(second.token, str(second.contracts.channel_hub)),
+    )
+
+
+async def _look(sb: LocalSandbox) -> dict[str, Any]:
+    """The node's look for abandoned locks, done; returns nothing but lets callers read."""
+    node = _node(sb)
+    await node.check_abandoned()
+    return node.service.ledger.escrows  # type: ignore[union-attr,no-any-return]
+
+
+async def test_an_abandoned_withdrawal_lock_goes_back_to_the_nodes_vault(
+    sb: LocalSandbox,
+) -> None:
+    """The user's escrow is initiated on the second chain (the node's vault locked 2) and the
+    user never asks for the debit: nothing before the deadline; past it the node challenges;
+    a node restarted during the dispute finalizes once it expired, and the vault holds the 2
+    again; the debit is refused for good, the home channel closes with the user's 5."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    hub_b = _hub(sb, second)
+    vault, held = await _balances(sb)
+    ann, wallet = await _user(sb, 5 * U)
+    try:
+
+        async def dies(*_a: Any, **_k: Any) -> Any:
+            raise RelayUnavailableError("the user's process died after the escrow's start")
+
+        ann._pay_out_escrow = dies  # type: ignore[method-assign]
+        with pytest.raises(RelayUnavailableError):
+            await ann.withdraw_to(SECOND, 2 * U)
+        lock = ann.store.latest_state(ann.asset)
+        assert lock is not None and int(lock["transition"]["type"]) == 110
+        escrow_id = str(lock["escrow_channel_id"])
+        assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "INITIALIZED"
+        assert await _balances(sb) == (vault - 2 * U, held)
+
+        escrows = await _look(sb)
+        deadline = int(escrows[escrow_id]["reclaim_deadline"])
+        now = await _chain(sb, SECOND).timestamp()
+        assert deadline - DEFAULT_ABANDONED_LOCK_SECS <= now < deadline
+
+        # just before the deadline: nothing happens
+        await _chain(sb, SECOND).time_travel(deadline - now - 5)
+        escrows = await _look(sb)
+        assert escrows[escrow_id]["status"] == "locked"
+        assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "INITIALIZED"
+        assert await _balances(sb) == (vault - 2 * U, held)
+
+        # past it: the node challenges; the debit is refused from now on
+        await _chain(sb, SECOND).time_travel(10)
+        escrows = await _look(sb)
+        assert escrows[escrow_id]["status"] == "reclaiming"
+        assert escrows[escrow_id]["done"][-1] == "reclaim_challenge"
+        record = await hub_b.get_escrow_withdrawal_data(escrow_id)
+        assert (record.status, record.locked_amount) == ("DISPUTED", 2 * U)
+        with pytest.raises(RelayError, match="abandoned past its deadline"):
+            await ann.client.escrow_withdraw(lock, "2")
+        with pytest.raises(RelayError, match="the node is taking its lock back"):
+            await ann.client.close_home_channel(ann.asset)
+
+        # a restart during the dispute: the node goes on where it was
+        await sb.restart_nitronode()
+        escrows = await _look(sb)
+        assert escrows[escrow_id]["status"] == "reclaiming"
+        assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "DISPUTED"
+        assert await _balances(sb) == (vault - 2 * U, held)
+
+        await _chain(sb, SECOND).time_travel(DAY + 1)
+        escrows = await _look(sb)
+        assert escrows[escrow_id]["status"] == "reclaimed"
+        assert escrows[escrow_id]["done"][-2:] == ["reclaim_finalize", "reclaimed"]
+        record = await hub_b.get_escrow_withdrawal_data(escrow_id)
+        assert (record.status, record.locked_amount) == ("FINALIZED", 0)
+        assert await _balances(sb) == (vault, held)
+        assert await hub_b.token_balance(str(second.token), wallet.address) == 0
+
+        # the withdrawal's second state never; the home channel goes on without the escrow
+        with pytest.raises(RelayError, match="took its lock back"):
+            await ann.client.escrow_withdraw(lock, "2")
+        (balance,) = await ann.client.get_balances(wallet.address)
+        assert (balance["amount"], balance["enforced"]) == ("5", "5")
+        final = await ann.client.close_home_channel(ann.asset)
+        assert "escrow_ledger" not in final
+        decimals = ann.client.assets.cached_token_decimals
+        await ann.hub.close_channel(
+            str(final["home_channel_id"]), contract_state_from_wire(final, decimals)
+        )
+        hub_a = _hub(sb, first)
+        assert first.token is not None
+        assert await hub_a.token_balance(first.token, wallet.address) == 5 * U
+        assert await _balances(sb) == (vault, held)
+    finally:
+        await ann.close()
+
+
+async def test_a_lock_never_put_on_chain_is_spent_there_by_the_node(sb: LocalSandbox) -> None:
+    """The user has the lock co-signed and never initiates it on the second chain: past the
+    deadline the node initiates it itself (so nobody can lock its vault with it later),
+    challenges, and after the day finalizes; its vault ends where it began."""
+    hub_b = _hub(sb, sb.network.on_chain(SECOND))
+    vault, held = await _balances(sb)
+    bea, _wallet = await _user(sb, 3 * U)
+    try:
+        lock = await bea.client.escrow_lock(bea.asset, SECOND, "1")
+        escrow_id = str(lock["escrow_channel_id"])
+        escrows = await _look(sb)
+        assert escrows[escrow_id]["status"] == "locked"
+        assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "VOID"
+
+        await _chain(sb, SECOND).time_travel(DEFAULT_ABANDONED_LOCK_SECS + 1)
+        escrows = await _look(sb)
+        assert escrows[escrow_id]["done"][-2:] == ["reclaim_initiate", "reclaim_challenge"]
+        record = await hub_b.get_escrow_withdrawal_data(escrow_id)
+        assert (record.status, record.locked_amount) == ("DISPUTED", U)
+        assert await _balances(sb) == (vault - U, held)
+
+        await _chain(sb, SECOND).time_travel(DAY + 1)
+        escrows = await _look(sb)
+        assert escrows[escrow_id]["status"] == "reclaimed"
+        assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "FINALIZED"
+        assert await _balances(sb) == (vault, held)
+        # and the user's channel takes a transfer again (to itself is refused, so to a peer)
+        peer = PrivateKey.generate().address
+        sent = await bea.client.transfer(peer, bea.asset, "1")
+        assert "escrow_ledger" not in sent and sent["node_sig"]
+    finally:
+        await bea.close()
