@@ -27,8 +27,8 @@ from ..core.state import (
 )
 from ..core.transitions import sig_validators_from_bitmap
 from .chain_view import VOID_CHANNEL
-from .escrows import ESCROW_WITHDRAWAL_RECLAIMED, ESCROW_WITHDRAWAL_RECLAIMING, EscrowDeposits
-from .migrations import Migrations
+from .escrows import ESCROW_WITHDRAWAL_RECLAIMED, EscrowDeposits
+from .migrations import MIGRATION_RECLAIMED, Migrations
 from .params import (
     _CREATION_TYPES,
     _NOT_YET,
@@ -84,10 +84,16 @@ class ChannelStates(EscrowDeposits, Migrations, NodeReads):
             # the node took back an abandoned withdrawal lock (see .escrows): its second
             # state never comes, and once the hub returned the lock the next state follows
             # the lock without its escrow ledger (the lock never changed the home ledger)
+            migration = reclaimed["kind"] == "migration"
+            if kind == (T.MIGRATE_FINALIZE if migration else T.ESCROW_WITHDRAW):
+                text = MIGRATION_RECLAIMED if migration else ESCROW_WITHDRAWAL_RECLAIMED
+                raise _fail(f"invalid state transition: {text}")
             if reclaimed["status"] == "reclaiming":
-                raise _fail(f"invalid state transition: {ESCROW_WITHDRAWAL_RECLAIMING}")
-            if kind == T.ESCROW_WITHDRAW:
-                raise _fail(f"invalid state transition: {ESCROW_WITHDRAWAL_RECLAIMED}")
+                what = "migration" if migration else "escrow withdrawal"
+                raise _fail(
+                    f"invalid state transition: {what} was abandoned past its deadline: the "
+                    "node is taking its lock back"
+                )
             previous = {
                 k: v for k, v in previous.items() if k not in ("escrow_ledger", "escrow_channel_id")
             }

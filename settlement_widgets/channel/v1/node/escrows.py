@@ -92,7 +92,6 @@ __all__ = [
     "ESCROW_NOT_LOCKED",
     "ESCROW_WITHDRAWAL_NOT_LOCKED",
     "ESCROW_WITHDRAWAL_RECLAIMED",
-    "ESCROW_WITHDRAWAL_RECLAIMING",
     "EscrowDeposits",
 ]
 
@@ -106,16 +105,21 @@ ESCROW_WITHDRAWAL_NOT_LOCKED: Final = "escrow withdrawal is not locked on its ch
 ESCROW_WITHDRAWAL_RECLAIMED: Final = (
     "escrow withdrawal was abandoned past its deadline and the node took its lock back"
 )
-#: the refusal of any state while the node takes an abandoned lock back (its dispute runs)
-ESCROW_WITHDRAWAL_RECLAIMING: Final = (
-    "escrow withdrawal was abandoned past its deadline: the node is taking its lock back"
-)
 _VOID: Final = 0
 _INITIALIZED: Final = 1
 _DISPUTED: Final = 2
 _FINALIZED: Final = 3
 #: the node's challenger index on the hub (``ParticipantIndex.NODE``)
 _NODE: Final = 1
+#: (kind, status) of a record whose lock the node may have to take back
+_RECLAIMABLE: Final = frozenset(
+    {
+        ("withdrawal", "locked"),
+        ("withdrawal", "reclaiming"),
+        ("migration", "migrating"),
+        ("migration", "reclaiming"),
+    }
+)
 
 
 class EscrowDeposits:
@@ -223,9 +227,10 @@ class EscrowDeposits:
             raise _fail(f"invalid state transition: {ESCROW_WITHDRAWAL_RECLAIMED}")
 
     def reclaimed_lock(self, previous: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        """The node's record of the withdrawal lock ``previous`` opened, if the node has
-        started taking it back (status ``reclaiming`` or ``reclaimed``), else ``None``."""
-        if int(previous["transition"]["type"]) != T.ESCROW_LOCK:
+        """The node's record of the withdrawal lock or migration ``previous`` opened, if the
+        node has started taking its lock back (status ``reclaiming`` or ``reclaimed``), else
+        ``None``."""
+        if int(previous["transition"]["type"]) not in (T.ESCROW_LOCK, T.MIGRATE):
             return None
         record = self.ledger.escrows.get(str(previous.get("escrow_channel_id", "")))
         if record is None or record["status"] not in ("reclaiming", "reclaimed"):
@@ -341,22 +346,20 @@ class EscrowDeposits:
         finalize = hub.finalize_escrow_deposit if deposit else hub.finalize_escrow_withdrawal
         return await finalize(escrow["channel_id"], escrow["escrow_id"], contract)
 
-    # --- abandoned withdrawal locks -------------------------------------------------------
+    # --- abandoned locks (withdrawals and migrations) ---------------------------------------
 
     def locks_to_reclaim(self) -> list[dict[str, Any]]:
-        """Withdrawal locks the node may have to take back (see :meth:`reclaim_lock`): still
-        ``locked`` (the deadline is read against the chain there) or ``reclaiming``."""
-        return [
-            e
-            for e in self.ledger.escrows.values()
-            if e["kind"] == "withdrawal" and e["status"] in ("locked", "reclaiming")
-        ]
+        """Withdrawal locks and migrations whose lock the node may have to take back (see
+        :meth:`reclaim_lock`): still waiting for their second state (the deadline is read
+        against the chain there) or ``reclaiming``."""
+        return [e for e in self.ledger.escrows.values() if (e["kind"], e["status"]) in _RECLAIMABLE]
 
     async def reclaim_lock(self, escrow: Mapping[str, Any]) -> None:
-        """The node's duty for an abandoned withdrawal lock (see the module docstring): what is
-        due now, as of the escrow chain's time, each step read from the chain first and
-        recorded as it lands. Nothing before the deadline; nothing once the user's debit is
-        co-signed (status ``debited``). The caller commits."""
+        """The node's duty for an abandoned lock (see the module docstring, and
+        :mod:`.migrations` for a migration's): what is due now, as of the lock's chain's time,
+        each step read from the chain first and recorded as it lands. Nothing before the
+        deadline; nothing once the user's second state is co-signed (the status moves on).
+        The caller commits."""
         from ....chain_clock import chain_time
 
         escrow_id = str(escrow["escrow_id"])
@@ -364,36 +367,29 @@ class EscrowDeposits:
         if view is None:
             raise _fail(f"the node does not watch blockchain {escrow['blockchain_id']}")
         hub = view.hub
-        for _ in range(4):  # initiate, challenge, finalize: then nothing is due
+        for _ in range(4):  # initiate, challenge, finalize or close: then nothing is due
             now = await chain_time(hub.signer.w3)
             latest = dict(self.ledger.escrows[escrow_id])
-            if latest["status"] not in ("locked", "reclaiming"):
+            if (latest["kind"], latest["status"]) not in _RECLAIMABLE:
                 return
             deadline = latest.get("reclaim_deadline")
             if deadline is None:
                 latest["reclaim_deadline"] = now + int(self.config.abandoned_lock_secs)
                 self.ledger.put_escrow(latest)
                 continue
-            if latest["status"] == "locked":
+            if latest["status"] != "reclaiming":
                 if now < int(deadline):
                     return
-                # from here the debit is refused (no await between the check and this)
+                # from here the second state is refused (no await between the check and this)
                 latest["status"] = "reclaiming"
                 self.ledger.put_escrow(latest)
-            record = await hub.get_escrow_withdrawal_data(escrow_id)
-            if record.status_code == _VOID:
-                tx = await self._reclaim_initiate(hub, latest)
-                action = "reclaim_initiate"
-            elif record.status_code == _INITIALIZED:
-                tx = await self._reclaim_challenge(hub, latest)
-                action = "reclaim_challenge"
-            elif record.status_code == _DISPUTED:
-                if record.challenge_expiry >= now:
-                    return  # the day's dispute runs: the next look finalizes
-                tx = await self._reclaim_finalize(hub, latest)
-                action = "reclaim_finalize"
-            else:  # FINALIZED: nothing was debited, so the lock went back to the vault
-                tx, action = None, "reclaimed"
+            if latest["kind"] == "migration":
+                step = await self.migration_reclaim_step(hub, latest, now)  # type: ignore[attr-defined]
+            else:
+                step = await self._withdrawal_reclaim_step(hub, latest, now)
+            if step is None:
+                return  # a dispute runs: a later look goes on
+            tx, action = step
             latest = dict(self.ledger.escrows[escrow_id])
             latest["done"] = [*latest.get("done", ()), action]
             if tx is not None:
@@ -401,6 +397,23 @@ class EscrowDeposits:
             if action == "reclaimed":
                 latest["status"] = "reclaimed"
             self.ledger.put_escrow(latest)
+
+    async def _withdrawal_reclaim_step(
+        self, hub: Any, escrow: Mapping[str, Any], now: int
+    ) -> tuple[HubTx | None, str] | None:
+        """The next step for a withdrawal lock, from its record on the escrow chain."""
+        escrow_id = str(escrow["escrow_id"])
+        record = await hub.get_escrow_withdrawal_data(escrow_id)
+        if record.status_code == _VOID:
+            return await self._reclaim_initiate(hub, escrow), "reclaim_initiate"
+        if record.status_code == _INITIALIZED:
+            return await self._reclaim_challenge(hub, escrow), "reclaim_challenge"
+        if record.status_code == _DISPUTED:
+            if record.challenge_expiry >= now:
+                return None  # the day's dispute runs: the next look finalizes
+            return await self._reclaim_finalize(hub, escrow), "reclaim_finalize"
+        # FINALIZED: nothing was debited, so the lock went back to the vault
+        return None, "reclaimed"
 
     def _contract_lock(self, escrow: Mapping[str, Any]) -> dict[str, Any]:
         from ..core.calldata import contract_state_from_wire
