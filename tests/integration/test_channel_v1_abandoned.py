@@ -6,7 +6,10 @@ chain time, ``NitronodeConfig.abandoned_lock_secs``), challenges the record on t
 chain, and once the hub's day of dispute has passed finalizes it, so the lock goes back to its
 vault there (ChannelHub v1.4.1 ``challengeEscrowWithdrawal`` / ``finalizeEscrowWithdrawal``).
 The user's home channel then takes its next state again, and the withdrawal's second state
-never. Every step is checked on both hubs at once; the node is told to look
+never. The same for a migration the user never finalizes: the node challenges the
+MIGRATING_IN channel on the new chain with the migrate state and closes it once the dispute
+expired, which pays the node's lock to the node's address; the user goes on on the old chain.
+Every step is checked on both hubs at once; the node is told to look
 (:meth:`NitronodeNode.check_abandoned`) after each move of the chain's clock instead of
 waiting for its periodic look.
 """
@@ -150,10 +153,21 @@ async def test_an_abandoned_withdrawal_lock_goes_back_to_the_nodes_vault(
         with pytest.raises(RelayError, match="the node is taking its lock back"):
             await ann.client.close_home_channel(ann.asset)
 
-        # a restart during the dispute: the node goes on where it was
+        # a node that sent its challenge and died before recording it (its record as it was
+        # written ahead), restarted during the dispute: the chain shows the challenge done,
+        # so it is not sent again, and the node waits for the dispute's end
+        node = _node(sb)
+        assert node.service is not None
+        before = dict(node.service.ledger.escrows[escrow_id])
+        before["status"] = "locked"
+        before["done"] = [a for a in before["done"] if a != "reclaim_challenge"]
+        before.pop("txs", None)
+        node.service.ledger.put_escrow(before)
+        await node.flush()
         await sb.restart_nitronode()
         escrows = await _look(sb)
         assert escrows[escrow_id]["status"] == "reclaiming"
+        assert "reclaim_challenge" not in escrows[escrow_id]["done"]
         assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "DISPUTED"
         assert await _balances(sb) == (vault - 2 * U, held)
 
@@ -161,6 +175,7 @@ async def test_an_abandoned_withdrawal_lock_goes_back_to_the_nodes_vault(
         escrows = await _look(sb)
         assert escrows[escrow_id]["status"] == "reclaimed"
         assert escrows[escrow_id]["done"][-2:] == ["reclaim_finalize", "reclaimed"]
+        assert list(escrows[escrow_id]["txs"]) == ["reclaim_finalize"]
         record = await hub_b.get_escrow_withdrawal_data(escrow_id)
         assert (record.status, record.locked_amount) == ("FINALIZED", 0)
         assert await _balances(sb) == (vault, held)
@@ -217,3 +232,86 @@ async def test_a_lock_never_put_on_chain_is_spent_there_by_the_node(sb: LocalSan
         assert "escrow_ledger" not in sent and sent["node_sig"]
     finally:
         await bea.close()
+
+
+async def _node_tokens(sb: LocalSandbox, network: Network) -> int:
+    assert network.token is not None
+    return await _hub(sb, network).token_balance(network.token, _node(sb).node_address)
+
+
+async def test_an_abandoned_migration_is_closed_on_the_new_chain_for_the_node(
+    sb: LocalSandbox,
+) -> None:
+    """The user's migrate is initiated on the second chain (MIGRATING_IN, the node's vault
+    locked 4) and never finalized: nothing before the deadline; past it the node challenges
+    the channel there with the migrate state; a restarted node closes it once the channel's
+    dispute expired, paying the 4 to the node's address; migrate_finalize is refused for good,
+    a new migration there too (the hub would refuse a CLOSED channel), and the user's channel
+    goes on on the first chain, closing with the whole balance."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    hub_a, hub_b = _hub(sb, first), _hub(sb, second)
+    assert first.token is not None and second.token is not None
+    vault, held = await _balances(sb)
+    node_tokens = await _node_tokens(sb, second)
+    cid, wallet = await _user(sb, 4 * U)
+    try:
+
+        async def dies(*_a: Any, **_k: Any) -> Any:
+            raise RelayUnavailableError("the user's process died after initiateMigration")
+
+        cid._finish_migration = dies  # type: ignore[method-assign]
+        with pytest.raises(RelayUnavailableError):
+            await cid.migrate(SECOND)
+        migrate = cid.store.latest_state(cid.asset)
+        assert migrate is not None and int(migrate["transition"]["type"]) == 100
+        channel_id, record_id = str(migrate["home_channel_id"]), str(migrate["escrow_channel_id"])
+        there = await hub_b.get_channel_data(channel_id)
+        assert (there.status, there.locked_funds) == ("MIGRATING_IN", 4 * U)
+        assert await _balances(sb) == (vault - 4 * U, held)
+
+        escrows = await _look(sb)
+        deadline = int(escrows[record_id]["reclaim_deadline"])
+        now = await _chain(sb, SECOND).timestamp()
+        await _chain(sb, SECOND).time_travel(deadline - now - 5)
+        escrows = await _look(sb)
+        assert escrows[record_id]["status"] == "migrating"
+        assert (await hub_b.get_channel_data(channel_id)).status == "MIGRATING_IN"
+
+        await _chain(sb, SECOND).time_travel(10)
+        escrows = await _look(sb)
+        assert escrows[record_id]["status"] == "reclaiming"
+        assert escrows[record_id]["done"][-1] == "reclaim_challenge"
+        there = await hub_b.get_channel_data(channel_id)
+        assert there.status == "DISPUTED"
+        with pytest.raises(RelayError, match="abandoned past its deadline"):
+            await cid.client.finalize_migration(migrate)
+
+        await sb.restart_nitronode()
+        escrows = await _look(sb)
+        assert (await hub_b.get_channel_data(channel_id)).status == "DISPUTED"
+        challenge = int(_node(sb).service.ledger.channels[channel_id]["challenge_duration"])  # type: ignore[union-attr]
+        await _chain(sb, SECOND).time_travel(challenge + 1)
+        escrows = await _look(sb)
+        assert escrows[record_id]["status"] == "reclaimed"
+        assert escrows[record_id]["done"][-2:] == ["reclaim_close", "reclaimed"]
+        there = await hub_b.get_channel_data(channel_id)
+        assert (there.status, there.locked_funds) == ("CLOSED", 0)
+        # the lock left the vault for the node's address; nobody else got anything there
+        assert await _balances(sb) == (vault - 4 * U, held - 4 * U)
+        assert await _node_tokens(sb, second) == node_tokens + 4 * U
+        assert await hub_b.token_balance(second.token, wallet.address) == 0
+
+        with pytest.raises(RelayError, match="took its lock back"):
+            await cid.client.finalize_migration(migrate)
+        with pytest.raises(RelayError, match="the channel there is CLOSED"):
+            await cid.client.migrate(cid.asset, SECOND)
+        # the user's funds never left the first chain's hub: the channel closes there
+        assert (await hub_a.get_channel_data(channel_id)).locked_funds == 4 * U
+        final = await cid.client.close_home_channel(cid.asset)
+        assert "escrow_ledger" not in final
+        decimals = cid.client.assets.cached_token_decimals
+        await cid.hub.close_channel(channel_id, contract_state_from_wire(final, decimals))
+        assert await hub_a.token_balance(first.token, wallet.address) == 4 * U
+        assert (await hub_a.get_channel_data(channel_id)).status == "CLOSED"
+    finally:
+        await cid.close()
