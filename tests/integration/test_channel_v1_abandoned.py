@@ -25,7 +25,6 @@ from channel_helpers import BACKENDS, U
 
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
-from settlement_widgets.channel.v1.core.calldata import contract_state_from_wire
 from settlement_widgets.channel.v1.node import NitronodeNode
 from settlement_widgets.channel.v1.node.config import DEFAULT_ABANDONED_LOCK_SECS
 from settlement_widgets.contracts import load_artifact
@@ -186,18 +185,23 @@ async def test_an_abandoned_withdrawal_lock_goes_back_to_the_nodes_vault(
             await ann.client.escrow_withdraw(lock, "2")
         (balance,) = await ann.client.get_balances(wallet.address)
         assert (balance["amount"], balance["enforced"]) == ("5", "5")
-        final = await ann.client.close_home_channel(ann.asset)
-        assert "escrow_ledger" not in final
-        decimals = ann.client.assets.cached_token_decimals
-        await ann.hub.close_channel(
-            str(final["home_channel_id"]), contract_state_from_wire(final, decimals)
-        )
+    finally:
+        await ann.close()
+    # the user's next provider: its recovery leaves the lock (the node refuses the debit for
+    # good) and the channel closes with the whole balance over the lock on the home hub
+    again = await ChannelProviderV1(first, wallet).connect()
+    try:
+        assert await again.balances() == {again.asset: 5 * U}
+        await again.close_channel(str(lock["home_channel_id"]))
+        final = again.store.latest_state(again.asset)
+        assert final is not None and "escrow_ledger" not in final
         hub_a = _hub(sb, first)
         assert first.token is not None
         assert await hub_a.token_balance(first.token, wallet.address) == 5 * U
         assert await _balances(sb) == (vault, held)
+        assert await again.recover() == []
     finally:
-        await ann.close()
+        await again.close()
 
 
 async def test_a_lock_never_put_on_chain_is_spent_there_by_the_node(sb: LocalSandbox) -> None:
@@ -304,14 +308,22 @@ async def test_an_abandoned_migration_is_closed_on_the_new_chain_for_the_node(
         with pytest.raises(RelayError, match="took its lock back"):
             await cid.client.finalize_migration(migrate)
         with pytest.raises(RelayError, match="the channel there is CLOSED"):
-            await cid.client.migrate(cid.asset, SECOND)
-        # the user's funds never left the first chain's hub: the channel closes there
+            await cid.migrate(SECOND)
         assert (await hub_a.get_channel_data(channel_id)).locked_funds == 4 * U
-        final = await cid.client.close_home_channel(cid.asset)
-        assert "escrow_ledger" not in final
-        decimals = cid.client.assets.cached_token_decimals
-        await cid.hub.close_channel(channel_id, contract_state_from_wire(final, decimals))
-        assert await hub_a.token_balance(first.token, wallet.address) == 4 * U
-        assert (await hub_a.get_channel_data(channel_id)).status == "CLOSED"
     finally:
         await cid.close()
+    # the user's funds never left the first chain's hub: the next provider leaves the
+    # migration (refused for good) and the channel closes there with the whole balance
+    again = await ChannelProviderV1(first, wallet).connect()
+    try:
+        assert again.get_channel(channel_id).chain_id == first.chain_id
+        assert await again.balances() == {again.asset: 4 * U}
+        await again.close_channel(channel_id)
+        final = again.store.latest_state(again.asset)
+        assert final is not None and "escrow_ledger" not in final
+        assert await hub_a.token_balance(first.token, wallet.address) == 4 * U
+        assert (await hub_a.get_channel_data(channel_id)).status == "CLOSED"
+        assert await _balances(sb) == (vault - 4 * U, held - 4 * U)
+        assert await again.recover() == []
+    finally:
+        await again.close()
