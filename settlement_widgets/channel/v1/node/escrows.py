@@ -25,6 +25,14 @@ Deposit:
    expires; the node does it at once, so a user credited off chain cannot also take the
    deposit back. A restarted node settles what is still ``credited``.
 
+A deposit nobody finalizes goes to the node's vault three hours after it was initiated (the
+hub's purge), and from then on nobody can dispute it. The node's ledger agrees: the lock stays
+``locked`` and uncredited until the user asks, and the ``escrow_deposit`` is then co-signed
+against the record as it stood just before its unlock time (INITIALIZED then: the funds can
+only have gone to the vault), so the user is credited with the node's home lock as if the
+node had finalized it, and the release step finds the record finalized. A record the user
+disputed in time was DISPUTED then, and its credit is refused (the user took it back).
+
 Withdrawal:
 
 1. ``escrow_lock`` (intent INITIATE_ESCROW_WITHDRAWAL): the escrow ledger shows the node's
@@ -185,6 +193,8 @@ class EscrowDeposits:
         delay = int(chain.confirmation_delay_secs) if chain is not None else 0
         read = view.escrow_deposit if deposit else view.escrow_withdrawal
         record = await read(str(state["escrow_channel_id"]), delay)
+        if deposit and record is not None and record.status_code == _FINALIZED:
+            record = await self._unlocked_deposit(view, record)
         amount = to_units(state["transition"]["amount"], decimals)
         if (
             record is None
@@ -193,6 +203,23 @@ class EscrowDeposits:
             or record.locked_amount != amount
         ):
             raise _fail(ESCROW_NOT_LOCKED if deposit else ESCROW_WITHDRAWAL_NOT_LOCKED)
+
+    async def _unlocked_deposit(self, view: ConfirmedHubView, record: Any) -> Any:
+        """A FINALIZED deposit record as it stood in the last block before its unlock time.
+
+        The hub's rules (v1.4.1 ``EscrowDepositEngine.validateChallenge``: no challenge once
+        ``block.timestamp >= unlockAt``; ``_purgeEscrowDeposits``: an INITIALIZED record past
+        it goes to the node's vault) make a record still INITIALIZED then the node's for
+        good: nobody can dispute it any more, so it ends in the node's vault (purged by any
+        later hub call, or finalized by the node). A user who abandons the deposit is then
+        credited when asking, as if the node had finalized it: the funds are in its vault.
+        A record the user disputed in time was DISPUTED then (and went back to the user):
+        never credited. One finalized before its unlock time (by the node, with a credit)
+        reads FINALIZED there too."""
+        block = await view.block_before(int(record.unlock_at)) if record.unlock_at else None
+        if block is None:
+            return record
+        return await view.hub.get_escrow_deposit_data(record.escrow_id, block=block)
 
     async def _check_vault(self, state: Mapping[str, Any], chain_id: int) -> None:
         """The node's vault on ``chain_id`` holds the state's amount (the hub takes the node's
