@@ -327,3 +327,98 @@ async def test_an_abandoned_migration_is_closed_on_the_new_chain_for_the_node(
         assert await again.recover() == []
     finally:
         await again.close()
+
+
+async def _depositor(sb: LocalSandbox, home: int, there: int) -> tuple[ChannelProviderV1, Any]:
+    """A wallet with ``home`` in its home channel on the first chain and ``there`` tokens on
+    the second, whose escrow deposit dies after the escrow is initiated there (the user's
+    process never asks for the credit)."""
+    provider, wallet = await _user(sb, home)
+    second = sb.network.on_chain(SECOND)
+    abi = load_artifact("TestToken").abi
+    deployer = _chain(sb, SECOND).wallet(0)
+    token = deployer.w3.eth.contract(address=second.token, abi=abi)  # type: ignore[call-overload]
+    await deployer.transact(token.functions.mint(wallet.address, there), abis=[abi])
+
+    async def dies(*_a: Any, **_k: Any) -> Any:
+        raise RelayUnavailableError("the user's process died before asking for the credit")
+
+    provider._credit_escrow = dies  # type: ignore[method-assign]
+    with pytest.raises(RelayUnavailableError):
+        await provider.deposit_from(SECOND, there)
+    return provider, wallet
+
+
+async def test_an_abandoned_escrow_deposit_unlocked_to_the_vault_is_still_credited(
+    sb: LocalSandbox,
+) -> None:
+    """Nobody finalizes an escrow deposit: after the hub's three hours it is purged to the
+    node's vault on the escrow chain (the hub's rule; no dispute is possible any more). The
+    node's ledger agrees: the deposit is its own, so when the user asks (the next provider's
+    recovery) it credits the user at home with its lock there, exactly as if it had finalized
+    the deposit itself; its step on the escrow chain is then found done."""
+    first, second = sb.network, sb.network.on_chain(SECOND)
+    hub_a, hub_b = _hub(sb, first), _hub(sb, second)
+    assert first.token is not None and second.token is not None
+    vault_b, held_b = await _balances(sb)
+    vault_a = await hub_a.get_node_balance(first.token)
+    dan, wallet = await _depositor(sb, U, 2 * U)
+    await dan.close()
+    lock = dan.store.latest_state(dan.asset)
+    assert lock is not None and int(lock["transition"]["type"]) == 120
+    escrow_id = str(lock["escrow_channel_id"])
+    assert await _balances(sb) == (vault_b, held_b + 2 * U)
+    await _node(sb).settled()
+    escrows = _node(sb).service.ledger.escrows  # type: ignore[union-attr]
+    assert escrows[escrow_id]["status"] == "locked"  # nothing credited
+
+    await _chain(sb, SECOND).time_travel(3 * 3600 + 1)
+    await hub_b.purge_escrow_deposits(64)
+    record = await hub_b.get_escrow_deposit_data(escrow_id)
+    assert (record.status, record.locked_amount) == ("FINALIZED", 0)
+    assert await _balances(sb) == (vault_b + 2 * U, held_b + 2 * U)
+    assert escrows[escrow_id]["status"] == "locked"
+
+    again = await ChannelProviderV1(first, wallet).connect()  # recover(): asks for the credit
+    try:
+        assert await again.balances() == {again.asset: 3 * U}
+        await _node(sb).settled()
+        escrows = _node(sb).service.ledger.escrows  # type: ignore[union-attr]
+        assert escrows[escrow_id]["status"] == "settled"
+        assert "escrow_release" not in escrows[escrow_id].get("txs", {})  # the purge did it
+        home = await hub_a.get_channel_data(str(lock["home_channel_id"]))
+        assert int(home.last_state["homeLedger"]["userAllocation"]) == 3 * U
+        assert await hub_a.get_node_balance(first.token) == vault_a - 2 * U
+        await again.close_channel(str(lock["home_channel_id"]))
+        assert await hub_a.token_balance(first.token, wallet.address) == 3 * U
+        assert await _balances(sb) == (vault_b + 2 * U, held_b + 2 * U)
+    finally:
+        await again.close()
+
+
+async def test_a_deposit_the_user_disputed_and_took_back_is_never_credited(
+    sb: LocalSandbox,
+) -> None:
+    """The other outcome of the hub's rules: the user disputes the escrow before it unlocks
+    and takes it back after the day; the record is FINALIZED as after a purge, but it was
+    DISPUTED at its unlock time, so the node refuses the credit."""
+    second = sb.network.on_chain(SECOND)
+    hub_b = _hub(sb, second)
+    eve, wallet = await _depositor(sb, U, 2 * U)
+    try:
+        lock = eve.store.latest_state(eve.asset)
+        assert lock is not None
+        await eve.challenge_escrow_deposit()
+        await _chain(sb, SECOND).time_travel(DAY + 1)
+        await eve.reclaim_escrow_deposit()
+        record = await hub_b.get_escrow_deposit_data(str(lock["escrow_channel_id"]))
+        assert record.status == "FINALIZED"
+        assert second.token is not None
+        assert await hub_b.token_balance(second.token, wallet.address) == 2 * U
+        with pytest.raises(RelayError, match="escrow deposit is not locked on its chain yet"):
+            await eve.client.escrow_deposit(lock, "2")
+        assert await eve.client.get_balances(wallet.address) == [
+            {"asset": eve.asset, "amount": "1", "enforced": "1"}
+        ]
+    finally:
+        await eve.close()
