@@ -381,12 +381,13 @@ class EscrowDeposits:
         against the chain there) or ``reclaiming``."""
         return [e for e in self.ledger.escrows.values() if (e["kind"], e["status"]) in _RECLAIMABLE]
 
-    async def reclaim_lock(self, escrow: Mapping[str, Any]) -> None:
-        """The node's duty for an abandoned lock (see the module docstring, and
-        :mod:`.migrations` for a migration's): what is due now, as of the lock's chain's time,
-        each step read from the chain first and recorded as it lands. Nothing before the
-        deadline; nothing once the user's second state is co-signed (the status moves on).
-        The caller commits."""
+    async def reclaim_lock(self, escrow: Mapping[str, Any]) -> bool:
+        """One step of the node's duty for an abandoned lock (see the module docstring, and
+        :mod:`.migrations` for a migration's), as of the lock's chain's time, read from the
+        chain first and recorded as it lands; returns whether another step may be due now.
+        The caller commits between two calls, so each record is written before the step it
+        leads to (``reclaiming`` before the challenge). Nothing before the deadline; nothing
+        once the user's second state is co-signed (the status moves on)."""
         from ....chain_clock import chain_time
 
         escrow_id = str(escrow["escrow_id"])
@@ -394,36 +395,37 @@ class EscrowDeposits:
         if view is None:
             raise _fail(f"the node does not watch blockchain {escrow['blockchain_id']}")
         hub = view.hub
-        for _ in range(4):  # initiate, challenge, finalize or close: then nothing is due
-            now = await chain_time(hub.signer.w3)
-            latest = dict(self.ledger.escrows[escrow_id])
-            if (latest["kind"], latest["status"]) not in _RECLAIMABLE:
-                return
-            deadline = latest.get("reclaim_deadline")
-            if deadline is None:
-                latest["reclaim_deadline"] = now + int(self.config.abandoned_lock_secs)
-                self.ledger.put_escrow(latest)
-                continue
-            if latest["status"] != "reclaiming":
-                if now < int(deadline):
-                    return
-                # from here the second state is refused (no await between the check and this)
-                latest["status"] = "reclaiming"
-                self.ledger.put_escrow(latest)
-            if latest["kind"] == "migration":
-                step = await self.migration_reclaim_step(hub, latest, now)  # type: ignore[attr-defined]
-            else:
-                step = await self._withdrawal_reclaim_step(hub, latest, now)
-            if step is None:
-                return  # a dispute runs: a later look goes on
-            tx, action = step
-            latest = dict(self.ledger.escrows[escrow_id])
-            latest["done"] = [*latest.get("done", ()), action]
-            if tx is not None:
-                latest["txs"] = {**latest.get("txs", {}), action: tx.tx_hash}
-            if action == "reclaimed":
-                latest["status"] = "reclaimed"
+        now = await chain_time(hub.signer.w3)
+        latest = dict(self.ledger.escrows[escrow_id])
+        if (latest["kind"], latest["status"]) not in _RECLAIMABLE:
+            return False
+        deadline = latest.get("reclaim_deadline")
+        if deadline is None:
+            latest["reclaim_deadline"] = now + int(self.config.abandoned_lock_secs)
             self.ledger.put_escrow(latest)
+            return True
+        if latest["status"] != "reclaiming":
+            if now < int(deadline):
+                return False
+            # from here the second state is refused (no await between the check and this)
+            latest["status"] = "reclaiming"
+            self.ledger.put_escrow(latest)
+            return True
+        if latest["kind"] == "migration":
+            step = await self.migration_reclaim_step(hub, latest, now)  # type: ignore[attr-defined]
+        else:
+            step = await self._withdrawal_reclaim_step(hub, latest, now)
+        if step is None:
+            return False  # a dispute runs: a later look goes on
+        tx, action = step
+        latest = dict(self.ledger.escrows[escrow_id])
+        latest["done"] = [*latest.get("done", ()), action]
+        if tx is not None:
+            latest["txs"] = {**latest.get("txs", {}), action: tx.tx_hash}
+        if action == "reclaimed":
+            latest["status"] = "reclaimed"
+        self.ledger.put_escrow(latest)
+        return action != "reclaimed"
 
     async def _withdrawal_reclaim_step(
         self, hub: Any, escrow: Mapping[str, Any], now: int

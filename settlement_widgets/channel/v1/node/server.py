@@ -245,10 +245,12 @@ class NitronodeNode(NodeServer):
             await committer.flush()
             for escrow in service.locks_to_reclaim():
                 try:
-                    await service.reclaim_lock(escrow)
+                    # each record committed before the step it leads to (write-ahead)
+                    while await service.reclaim_lock(escrow) and not self._closing:
+                        await committer.flush()
                 except Exception:
                     _log.exception("taking back escrow lock %s failed", escrow["escrow_id"])
-                await committer.flush()  # each step's record before the next lock's
+                await committer.flush()
             if not self._settle_again or self._closing:
                 return
 
