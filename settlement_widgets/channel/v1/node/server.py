@@ -230,8 +230,9 @@ class NitronodeNode(NodeServer):
     async def _settle(self) -> None:
         """Finalize every credited escrow deposit on its chain, after the states that
         credited them are committed (never a deposit taken for a credit that a crash could
-        undo), then commit the records. A failure is logged and retried on the next
-        credit or restart."""
+        undo), then commit the records; then take what is due of abandoned locks
+        (:meth:`.escrows.EscrowDeposits.reclaim_lock`). A failure is logged and retried on
+        the next credit, look or restart."""
         committer, service = self.committer, self.service
         assert committer is not None and service is not None
         while True:
@@ -260,8 +261,9 @@ class NitronodeNode(NodeServer):
         return self._settling is not None and not self._settling.done()
 
     async def settled(self) -> None:
-        """Return once every credited escrow deposit is settled on its chain (tests: an
-        operation's effects are visible when it returns)."""
+        """Return once the node's running on-chain steps are done: every credited escrow
+        deposit settled, and the steps due now for abandoned locks (:meth:`check_abandoned`)
+        taken (tests: an operation's effects are visible when it returns)."""
         while self._settling is not None and not self._settling.done():
             await asyncio.shield(self._settling)
 
