@@ -230,10 +230,20 @@ async def test_a_lock_never_put_on_chain_is_spent_there_by_the_node(sb: LocalSan
         assert escrows[escrow_id]["status"] == "reclaimed"
         assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "FINALIZED"
         assert await _balances(sb) == (vault, held)
-        # and the user's channel takes a transfer again (to itself is refused, so to a peer)
+        # the user's channel receives and sends transfers again
+        cy, _cy_wallet = await _user(sb, U)
+        try:
+            await cy.client.transfer(bea.address, cy.asset, "1")
+        finally:
+            await cy.close()
+        received = await bea.client.get_latest_state(bea.address, bea.asset, False)
+        assert received is not None and int(received["transition"]["type"]) == 31
+        assert "escrow_ledger" not in received
         peer = PrivateKey.generate().address
-        sent = await bea.client.transfer(peer, bea.asset, "1")
+        sent = await bea.client.transfer(peer, bea.asset, "2")
         assert "escrow_ledger" not in sent and sent["node_sig"]
+        (balance,) = await bea.client.get_balances(bea.address)
+        assert balance["amount"] == "2"
     finally:
         await bea.close()
 

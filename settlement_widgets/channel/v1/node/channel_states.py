@@ -217,6 +217,12 @@ class ChannelStates(EscrowDeposits, Migrations, NodeReads):
         node-signed when ``sign`` (:meth:`.backing.BackingGuard.may_sign_issued`: the
         wallet's home channel operates on chain with nothing ongoing)."""
         previous = self.ledger.latest_state(wallet, asset) or _void_state(wallet, asset)
+        reclaimed = self.reclaimed_lock(previous)
+        if reclaimed is not None and reclaimed["status"] == "reclaimed":
+            # the lock the node took back has no successor: the receive follows it bare
+            previous = {
+                k: v for k, v in previous.items() if k not in ("escrow_ledger", "escrow_channel_id")
+            }
         state = next_state(previous)
         apply_transition(state, transition)
         state = wire_state(state)
