@@ -75,10 +75,19 @@ INITIATE_ESCROW_WITHDRAWAL: it has no previous-intent rule for it); while ``recl
 state is refused, the dispute deciding nothing at home yet. Upstream has no such rule (its
 node refuses escrows): this is ours, following what the hub allows.
 
+How the node notices: it reads the chain on demand, with no events to wait for (an abandoned
+lock sends nothing, and the node subscribes to nothing). It looks on start, after each escrow
+state it co-signs, and every ``NitronodeConfig.abandoned_check_interval_secs`` (60 s) on its
+own loop, in the one settlement task (:meth:`.server.NitronodeNode.check_abandoned` looks at
+once and returns when what is due is done, for tests that move a chain's clock).
+
 Not done here (reported): the node's steps on the home chain (``initiateEscrowDeposit`` /
 ``finalize*`` on the home side, which only checkpoint the home channel; the home balance is
-enforced on close either way). Migrations (:mod:`.migrations`) share these records and their
-write-ahead steps.
+enforced on close either way). A transfer received while a lock is pending (or its reclaim's
+dispute runs) still follows the lock with its escrow ledger. The read of a purged deposit as
+it stood before its unlock time needs the chain's state of that block (a pruned public RPC
+keeps about 128 blocks: the credit is then refused until asked of an archive node).
+Migrations (:mod:`.migrations`) share these records and their write-ahead steps.
 """
 
 from __future__ import annotations
