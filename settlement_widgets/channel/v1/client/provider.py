@@ -49,6 +49,10 @@ from .transfers import TransferOps
 
 __all__ = ["EVENTS", "ChannelProviderV1", "default_v1_store_path"]
 
+#: in the node's refusal of a lock's second state once it took the lock back after its
+#: deadline (the sandbox node's ``ESCROW_WITHDRAWAL_RECLAIMED`` / ``MIGRATION_RECLAIMED``)
+_ABANDONED = "abandoned past its deadline"
+
 
 class ChannelProviderV1(AppSessionsMixin, TransferOps):
     """The ``channel`` method on a Nitrolite v1 network: one wallet, one asset, one store.
@@ -90,8 +94,7 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                         self._recovered_transfer(mine)
                     done.append(f"adopted the node's signature of version {mine['version']}")
                 elif not same:
-                    await self._resubmit(mine)
-                    done.append(f"resubmitted version {mine['version']}")
+                    done.append(await self._resubmit(mine))
             for row in self.store.onchain(status="pending"):
                 state = self.store.state_at(row["asset"], row["epoch"], row["version"])
                 if state is None or not state.get("node_sig"):
@@ -102,17 +105,24 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                 await self._run_onchain(row["channel_id"], row["step"], state)
                 done.append(f"sent {row['step']} for version {row['version']}")
             lock = self._escrow_to_finish()
-            if lock is not None and int(lock["transition"]["type"]) == _MIGRATE:
-                cid = str(lock["home_channel_id"]).lower()
-                await self._finish_migration(cid, lock)
-                done.append(f"finished the migration of version {lock['version']}")
-            elif lock is not None and int(lock["transition"]["type"]) == _MUTUAL_LOCK:
-                await self._credit_escrow(lock)
-                done.append(f"credited the escrow deposit of version {lock['version']}")
-            elif lock is not None:
-                cid = str(lock["home_channel_id"]).lower()
-                await self._pay_out_escrow(cid, lock)
-                done.append(f"paid out the escrow withdrawal of version {lock['version']}")
+            try:
+                if lock is not None and int(lock["transition"]["type"]) == _MIGRATE:
+                    cid = str(lock["home_channel_id"]).lower()
+                    await self._finish_migration(cid, lock)
+                    done.append(f"finished the migration of version {lock['version']}")
+                elif lock is not None and int(lock["transition"]["type"]) == _MUTUAL_LOCK:
+                    await self._credit_escrow(lock)
+                    done.append(f"credited the escrow deposit of version {lock['version']}")
+                elif lock is not None:
+                    cid = str(lock["home_channel_id"]).lower()
+                    await self._pay_out_escrow(cid, lock)
+                    done.append(f"paid out the escrow withdrawal of version {lock['version']}")
+            except RelayError as exc:
+                # the node took the lock back after its deadline (ours, node/escrows.py): the
+                # second state never comes, the channel goes on from the lock without it
+                if lock is None or _ABANDONED not in str(exc):
+                    raise
+                done.append(f"left the lock of version {lock['version']}: {exc}")
             final = self._migration_finalize_unsent()
             if final is not None:
                 cid = str(final["home_channel_id"]).lower()
@@ -152,7 +162,10 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                 return latest
         return None
 
-    async def _resubmit(self, state: Mapping[str, Any]) -> None:
+    async def _resubmit(self, state: Mapping[str, Any]) -> str:
+        """Send our signed ``state`` the node never answered; returns what was done. A second
+        state the node refuses because it took the lock back after its deadline is dropped
+        (never co-signed, it never will be); any other refusal is raised."""
         record = self.store.channel(str(state.get("home_channel_id") or ""))
         try:
             if record is not None and record["status"] == "opening":
@@ -160,12 +173,16 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
             else:
                 reply = await self._client.channels_v1_submit_state(state)
         except RelayError as exc:
+            if _ABANDONED in str(exc):
+                self.store.forget_refused(state)
+                return f"dropped version {state['version']}: {exc}"
             raise ChannelStateError(
                 f"the node refused our signed version {state['version']} on recovery: {exc}"
             ) from exc
         with self.store.transaction():
             self.store.put_state({**state, "node_sig": reply["signature"]})
             self._recovered_transfer(state)
+        return f"resubmitted version {state['version']}"
 
     def _recovered_transfer(self, state: Mapping[str, Any]) -> None:
         """The history line of a transfer whose reply we never recorded (the process died,

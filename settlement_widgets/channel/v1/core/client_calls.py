@@ -74,7 +74,7 @@ from .client_signers import (
 from .ids import DEFAULT_CHALLENGE_DURATION
 from .lifecycle import apply_channel_creation, apply_transition, check_advancement, next_state
 from .state import pack_state
-from .transitions import sig_validators_bitmap
+from .transitions import TransitionType, sig_validators_bitmap
 
 __all__ = [
     "VECTORS",
@@ -137,6 +137,17 @@ def _signature_from(payload: Mapping[str, Any], method: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # the client core
 # ---------------------------------------------------------------------------------------------
+
+
+def _past_lock(current: Mapping[str, Any], kind: int) -> Mapping[str, Any]:
+    """``current`` as the base of a ``kind`` state: a signed escrow lock or migrate state
+    without its escrow ledger unless ``kind`` is its own second state. The node takes such a
+    state only once it has taken back the abandoned lock (ours: ``node/escrows.py``,
+    ``node/migrations.py``) and refuses it otherwise, as before."""
+    second = {110: 21, 100: 101}.get(int(current["transition"]["type"]))
+    if second is None or kind == second or not current.get("user_sig"):
+        return current
+    return {k: v for k, v in current.items() if k not in ("escrow_ledger", "escrow_channel_id")}
 
 
 class V1ClientCore(ClientQueries):
@@ -267,7 +278,13 @@ class V1ClientCore(ClientQueries):
     async def _advance(
         self, current: Mapping[str, Any], transition: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Existing-channel path (SDK ``signAndSubmitState``): validate, sign, submit."""
+        """Existing-channel path (SDK ``signAndSubmitState``): validate, sign, submit.
+
+        Over a signed escrow lock or migrate state, a state other than its second one
+        carries no escrow ledger: the node takes one only once it has taken back the
+        abandoned lock (ours; see ``node/escrows.py`` and ``node/migrations.py``), and
+        refuses it otherwise."""
+        current = _past_lock(current, int(transition["type"]))
         state = next_state(current)
         apply_transition(state, transition)
         decimals = await self.assets.asset_decimals(state["asset"])
@@ -474,7 +491,8 @@ class V1ClientCore(ClientQueries):
         chain = int(blockchain_id)
         state = await self._open_latest(asset)
         token = await self.assets.token_address(asset, chain)
-        return await self._submit_built(migrate_state(state, blockchain_id=chain, token=token))
+        base = _past_lock(state, int(TransitionType.MIGRATE))
+        return await self._submit_built(migrate_state(base, blockchain_id=chain, token=token))
 
     async def finalize_migration(self, current: Mapping[str, Any]) -> dict[str, Any]:
         """The co-signed ``migrate_finalize`` state on ``current`` (the co-signed migrate

@@ -20,6 +20,8 @@ from typing import Any
 
 from ....keys import PrivateKey
 from .config import (
+    DEFAULT_ABANDONED_CHECK_INTERVAL_SECS,
+    DEFAULT_ABANDONED_LOCK_SECS,
     RATE_LIMIT_ENV,
     NitronodeConfig,
     NodeAsset,
@@ -72,6 +74,19 @@ def _parser() -> argparse.ArgumentParser:
         ("--ws-bytes-burst", float, "NITRONODE_WS_BYTES_BURST"),
     ):
         p.add_argument(flag, type=kind, default=None, help=f"connection limit (else ${var})")
+    p.add_argument(
+        "--abandoned-lock-secs",
+        type=int,
+        default=DEFAULT_ABANDONED_LOCK_SECS,
+        help="escrow-chain seconds a user has to finish an escrow withdrawal or a migration "
+        "before the node takes its lock back (default: the hub's 3 h deposit unlock)",
+    )
+    p.add_argument(
+        "--abandoned-check-interval-secs",
+        type=float,
+        default=DEFAULT_ABANDONED_CHECK_INTERVAL_SECS,
+        help="seconds between the node's looks for abandoned locks (<= 0: on start only)",
+    )
     p.add_argument(
         "--node-key-env",
         default=NODE_KEY_ENV,
@@ -152,6 +167,8 @@ async def _run(args: argparse.Namespace) -> int:
         assets=assets,
         port=args.port,
         durability=args.durability,
+        abandoned_lock_secs=args.abandoned_lock_secs,
+        abandoned_check_interval_secs=args.abandoned_check_interval_secs,
         **_limits(args),
     )
     view: Any = views if len(views) > 1 else (next(iter(views.values())) if views else None)

@@ -254,7 +254,17 @@ class ConfirmedHubView:
         latest = await self._head()
         number, now = int(latest["number"]), int(latest["timestamp"])
         self._timestamps[number] = now
-        cutoff = now - delay_secs
+        return await self._block_until(now - delay_secs, number)
+
+    async def block_before(self, timestamp: int) -> int | None:
+        """The newest block whose timestamp is before ``timestamp`` (``None``: none is)."""
+        latest = await self._head()
+        number = int(latest["number"])
+        self._timestamps[number] = int(latest["timestamp"])
+        return await self._block_until(timestamp - 1, number)
+
+    async def _block_until(self, cutoff: int, number: int) -> int | None:
+        """The newest block up to ``number`` whose timestamp is at most ``cutoff``."""
         if await self._timestamp(0) > cutoff:
             return None
         low, high = 0, number  # invariant: ts(low) <= cutoff < ts(high + 1)

@@ -27,8 +27,8 @@ from ..core.state import (
 )
 from ..core.transitions import sig_validators_from_bitmap
 from .chain_view import VOID_CHANNEL
-from .escrows import EscrowDeposits
-from .migrations import Migrations
+from .escrows import ESCROW_WITHDRAWAL_RECLAIMED, EscrowDeposits
+from .migrations import MIGRATION_RECLAIMED, Migrations
 from .params import (
     _CREATION_TYPES,
     _NOT_YET,
@@ -79,18 +79,39 @@ class ChannelStates(EscrowDeposits, Migrations, NodeReads):
         asset = self.config.asset(proposed["asset"])
         if asset is None:
             raise _fail(f"asset {proposed['asset']} is not supported")
+        reclaimed = self.reclaimed_lock(previous)
+        if reclaimed is not None:
+            # the node took back an abandoned withdrawal lock (see .escrows): its second
+            # state never comes, and once the hub returned the lock the next state follows
+            # the lock without its escrow ledger (the lock never changed the home ledger)
+            migration = reclaimed["kind"] == "migration"
+            if kind == (T.MIGRATE_FINALIZE if migration else T.ESCROW_WITHDRAW):
+                text = MIGRATION_RECLAIMED if migration else ESCROW_WITHDRAWAL_RECLAIMED
+                raise _fail(f"invalid state transition: {text}")
+            if reclaimed["status"] == "reclaiming":
+                what = "migration" if migration else "escrow withdrawal"
+                raise _fail(
+                    f"invalid state transition: {what} was abandoned past its deadline: the "
+                    "node is taking its lock back"
+                )
+            previous = {
+                k: v for k, v in previous.items() if k not in ("escrow_ledger", "escrow_channel_id")
+            }
+        # an escrow's lock is followed by its own second state only (the upstream advancer's
+        # strict ordering, after v1.4.1): a close over a pending lock would carry the escrow
+        # ledger, which the hub refuses (NonHomeStateMustBeEmpty); before the core's check,
+        # so that is the refusal whatever ledgers the proposed state carries (a client drops
+        # the lock's escrow ledger from anything but its second state); a migration state's
+        # own check comes first (its refusals name what is pending)
+        after = _ESCROW_SECOND.get(int(previous["transition"]["type"]))
         if kind in (T.MIGRATE, T.MIGRATE_FINALIZE):
             self.check_migration_advancement(previous, proposed)
-        else:
+        if after is not None and kind != after[0] and reclaimed is None:
+            raise _fail(f"invalid state transition: {after[1]}")
+        if kind not in (T.MIGRATE, T.MIGRATE_FINALIZE):
             verdict = validate_advancement(previous, proposed)
             if verdict != "ok":
                 raise _fail(f"invalid state transition: {verdict.removeprefix('rejected: ')}")
-        # an escrow's lock is followed by its own second state only (the upstream advancer's
-        # strict ordering, after v1.4.1): a close over a pending lock would carry the escrow
-        # ledger, which the hub refuses (NonHomeStateMustBeEmpty)
-        after = _ESCROW_SECOND.get(int(previous["transition"]["type"]))
-        if after is not None and kind != after[0]:
-            raise _fail(f"invalid state transition: {after[1]}")
         amount = parse_decimal(proposed["transition"]["amount"])
         if decimal_places(amount) > asset.decimals:
             raise _fail(
@@ -196,6 +217,12 @@ class ChannelStates(EscrowDeposits, Migrations, NodeReads):
         node-signed when ``sign`` (:meth:`.backing.BackingGuard.may_sign_issued`: the
         wallet's home channel operates on chain with nothing ongoing)."""
         previous = self.ledger.latest_state(wallet, asset) or _void_state(wallet, asset)
+        reclaimed = self.reclaimed_lock(previous)
+        if reclaimed is not None and reclaimed["status"] == "reclaimed":
+            # the lock the node took back has no successor: the receive follows it bare
+            previous = {
+                k: v for k, v in previous.items() if k not in ("escrow_ledger", "escrow_channel_id")
+            }
         state = next_state(previous)
         apply_transition(state, transition)
         state = wire_state(state)

@@ -29,6 +29,8 @@ from ..core.rate_limit import (
 from ..core.state import TokenDecimals, decimals_from_map
 
 __all__ = [
+    "DEFAULT_ABANDONED_CHECK_INTERVAL_SECS",
+    "DEFAULT_ABANDONED_LOCK_SECS",
     "DEFAULT_CHALLENGE_RANGE",
     "DEFAULT_NODE_VERSION",
     "RATE_LIMIT_ENV",
@@ -46,6 +48,9 @@ DEFAULT_CHALLENGE_RANGE: Final = (86400, 604800)
 #: validator ids the node verifies: 0 = plain ECDSA, 1 = channel session key
 SUPPORTED_SIG_VALIDATORS: Final = (0, 1)
 DEFAULT_NODE_VERSION: Final = "v1.4.1-sandbox"
+#: the hub's ``ESCROW_DEPOSIT_UNLOCK_DELAY`` (3 h), used as the escrow-lock deadline
+DEFAULT_ABANDONED_LOCK_SECS: Final = 3 * 3600
+DEFAULT_ABANDONED_CHECK_INTERVAL_SECS: Final = 60.0
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,14 @@ class NitronodeConfig:
     ws_bytes_burst: float = DEFAULT_WS_BYTES_BURST
     #: the limiters' clock (monotonic seconds); tests pass a hand-driven one
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    #: escrow-chain seconds a user has, from the node's first look at a co-signed escrow
+    #: lock, to get its escrow_withdraw co-signed; past it the node takes its lock back
+    #: (see :mod:`.escrows`). Three hours: what the hub itself gives an escrow deposit
+    #: nobody finalizes before it goes to the node's vault (``ESCROW_DEPOSIT_UNLOCK_DELAY``)
+    abandoned_lock_secs: int = DEFAULT_ABANDONED_LOCK_SECS
+    #: wall-clock seconds between the node's looks for abandoned locks (the chain is read on
+    #: demand, there are no events to wait for); <= 0: only on start and on request
+    abandoned_check_interval_secs: float = DEFAULT_ABANDONED_CHECK_INTERVAL_SECS
 
     def __post_init__(self) -> None:
         self._check_limits()
@@ -157,6 +170,9 @@ class NitronodeConfig:
             raise ConfigurationError(
                 f"durability must be 'full' or 'normal', not {self.durability!r}"
             )
+        lock = self.abandoned_lock_secs
+        if isinstance(lock, bool) or not isinstance(lock, int) or lock < 0:
+            raise ConfigurationError(f"abandoned_lock_secs must be an int >= 0, not {lock!r}")
         symbols = [a.symbol for a in self.assets]
         if len(set(symbols)) != len(symbols):
             raise ConfigurationError(f"duplicate asset symbols in {symbols}")

@@ -25,6 +25,14 @@ Deposit:
    expires; the node does it at once, so a user credited off chain cannot also take the
    deposit back. A restarted node settles what is still ``credited``.
 
+A deposit nobody finalizes goes to the node's vault three hours after it was initiated (the
+hub's purge), and from then on nobody can dispute it. The node's ledger agrees: the lock stays
+``locked`` and uncredited until the user asks, and the ``escrow_deposit`` is then co-signed
+against the record as it stood just before its unlock time (INITIALIZED then: the funds can
+only have gone to the vault), so the user is credited with the node's home lock as if the
+node had finalized it, and the release step finds the record finalized. A record the user
+disputed in time was DISPUTED then, and its credit is refused (the user took it back).
+
 Withdrawal:
 
 1. ``escrow_lock`` (intent INITIATE_ESCROW_WITHDRAWAL): the escrow ledger shows the node's
@@ -36,10 +44,50 @@ Withdrawal:
    co-signs it only once the escrow chain shows its lock, and the escrow becomes ``debited``.
 4. The user sends ``finalizeEscrowWithdrawal`` there with that state and is paid.
 
+An abandoned withdrawal lock (the user had ``escrow_lock`` co-signed, maybe initiated it on the
+escrow chain, and never asks for ``escrow_withdraw``) would keep the node's vault there locked
+for ever. The node takes it back as the v1.4.1 hub allows (``ChannelHub.sol``
+``challengeEscrowWithdrawal`` / ``finalizeEscrowWithdrawal``, ``EscrowWithdrawalEngine.sol``
+``validateChallenge``): either party may challenge an INITIALIZED record with its signature
+over the initiating state ‖ "challenge"; the record is then DISPUTED for a day, and once the
+dispute has expired (expiry < block time) ``finalizeEscrowWithdrawal`` with any state returns
+the lock to the node's vault (the user was never debited at home). The node's duty
+(:meth:`EscrowDeposits.reclaim_lock`), each step written ahead and skipped when the chain
+shows it done:
+
+- ``reclaim_deadline``: on its first look after the lock is co-signed, the node writes down
+  the escrow chain's time plus ``NitronodeConfig.abandoned_lock_secs`` (3 h by default, the
+  hub's own deadline for an escrow deposit nobody finalizes). Chain time, so the sandbox's
+  time travel and a public chain's clock decide, not the node's wall clock.
+- past it, status ``reclaiming`` (from then on ``escrow_withdraw`` is refused: co-signing it
+  during the dispute could debit the user at home for a lock that then goes back to the
+  vault), then on the escrow chain: ``initiateEscrowWithdrawal`` with the co-signed lock when
+  the user never sent it (so the escrow id is spent for good: nobody can lock the vault with
+  it later), ``challengeEscrowWithdrawal`` signed by the node, and after the day's dispute
+  ``finalizeEscrowWithdrawal``: status ``reclaimed``.
+
+The home channel: after a lock the node takes only its second state (the upstream advancer's
+strict ordering). Once the lock is ``reclaimed`` the escrow chain shows it FINALIZED with
+nothing paid, so that second state is refused for good (:data:`ESCROW_WITHDRAWAL_RECLAIMED`)
+and the user's next state follows the lock without its escrow ledger (the lock never changed
+the home ledger, and the home hub's engine takes an ordinary state after an
+INITIATE_ESCROW_WITHDRAWAL: it has no previous-intent rule for it); while ``reclaiming`` every
+state is refused, the dispute deciding nothing at home yet. Upstream has no such rule (its
+node refuses escrows): this is ours, following what the hub allows.
+
+How the node notices: it reads the chain on demand, with no events to wait for (an abandoned
+lock sends nothing, and the node subscribes to nothing). It looks on start, after each escrow
+state it co-signs, and every ``NitronodeConfig.abandoned_check_interval_secs`` (60 s) on its
+own loop, in the one settlement task (:meth:`.server.NitronodeNode.check_abandoned` looks at
+once and returns when what is due is done, for tests that move a chain's clock).
+
 Not done here (reported): the node's steps on the home chain (``initiateEscrowDeposit`` /
 ``finalize*`` on the home side, which only checkpoint the home channel; the home balance is
-enforced on close either way) and the node's own challenge of an abandoned withdrawal
-lock. Migrations (:mod:`.migrations`) share these records and their write-ahead steps.
+enforced on close either way). A transfer received while a lock is pending (or its reclaim's
+dispute runs) still follows the lock with its escrow ledger. The read of a purged deposit as
+it stood before its unlock time needs the chain's state of that block (a pruned public RPC
+keeps about 128 blocks: the credit is then refused until asked of an archive node).
+Migrations (:mod:`.migrations`) share these records and their write-ahead steps.
 """
 
 from __future__ import annotations
@@ -57,7 +105,12 @@ if TYPE_CHECKING:
     from .config import NitronodeConfig
     from .ledger import NitronodeLedger
 
-__all__ = ["ESCROW_NOT_LOCKED", "ESCROW_WITHDRAWAL_NOT_LOCKED", "EscrowDeposits"]
+__all__ = [
+    "ESCROW_NOT_LOCKED",
+    "ESCROW_WITHDRAWAL_NOT_LOCKED",
+    "ESCROW_WITHDRAWAL_RECLAIMED",
+    "EscrowDeposits",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -65,8 +118,25 @@ _log = logging.getLogger(__name__)
 ESCROW_NOT_LOCKED: Final = "escrow deposit is not locked on its chain yet"
 #: the refusal of an escrow_withdraw before the node's lock is on the escrow chain
 ESCROW_WITHDRAWAL_NOT_LOCKED: Final = "escrow withdrawal is not locked on its chain yet"
+#: the refusal of an escrow_withdraw (for good) once the node took its lock back
+ESCROW_WITHDRAWAL_RECLAIMED: Final = (
+    "escrow withdrawal was abandoned past its deadline and the node took its lock back"
+)
+_VOID: Final = 0
 _INITIALIZED: Final = 1
+_DISPUTED: Final = 2
 _FINALIZED: Final = 3
+#: the node's challenger index on the hub (``ParticipantIndex.NODE``)
+_NODE: Final = 1
+#: (kind, status) of a record whose lock the node may have to take back
+_RECLAIMABLE: Final = frozenset(
+    {
+        ("withdrawal", "locked"),
+        ("withdrawal", "reclaiming"),
+        ("migration", "migrating"),
+        ("migration", "reclaiming"),
+    }
+)
 
 
 class EscrowDeposits:
@@ -132,6 +202,8 @@ class EscrowDeposits:
         delay = int(chain.confirmation_delay_secs) if chain is not None else 0
         read = view.escrow_deposit if deposit else view.escrow_withdrawal
         record = await read(str(state["escrow_channel_id"]), delay)
+        if deposit and record is not None and record.status_code == _FINALIZED:
+            record = await self._unlocked_deposit(view, record)
         amount = to_units(state["transition"]["amount"], decimals)
         if (
             record is None
@@ -140,6 +212,23 @@ class EscrowDeposits:
             or record.locked_amount != amount
         ):
             raise _fail(ESCROW_NOT_LOCKED if deposit else ESCROW_WITHDRAWAL_NOT_LOCKED)
+
+    async def _unlocked_deposit(self, view: ConfirmedHubView, record: Any) -> Any:
+        """A FINALIZED deposit record as it stood in the last block before its unlock time.
+
+        The hub's rules (v1.4.1 ``EscrowDepositEngine.validateChallenge``: no challenge once
+        ``block.timestamp >= unlockAt``; ``_purgeEscrowDeposits``: an INITIALIZED record past
+        it goes to the node's vault) make a record still INITIALIZED then the node's for
+        good: nobody can dispute it any more, so it ends in the node's vault (purged by any
+        later hub call, or finalized by the node). A user who abandons the deposit is then
+        credited when asking, as if the node had finalized it: the funds are in its vault.
+        A record the user disputed in time was DISPUTED then (and went back to the user):
+        never credited. One finalized before its unlock time (by the node, with a credit)
+        reads FINALIZED there too."""
+        block = await view.block_before(int(record.unlock_at)) if record.unlock_at else None
+        if block is None:
+            return record
+        return await view.hub.get_escrow_deposit_data(record.escrow_id, block=block)
 
     async def _check_vault(self, state: Mapping[str, Any], chain_id: int) -> None:
         """The node's vault on ``chain_id`` holds the state's amount (the hub takes the node's
@@ -164,8 +253,25 @@ class EscrowDeposits:
 
     async def check_escrow_withdraw(self, state: Mapping[str, Any]) -> None:
         """The escrow chain holds the node's lock for this withdrawal (see
-        :meth:`_check_escrow_held`)."""
+        :meth:`_check_escrow_held`), and the node has not started taking it back: checked
+        again after the chain read, with no await before the state is stored, so the duty
+        (:meth:`reclaim_lock`, which marks ``reclaiming`` before its challenge) and this
+        debit never both proceed."""
         await self._check_escrow_held(state, deposit=False)
+        record = self.ledger.escrows.get(str(state["escrow_channel_id"]))
+        if record is not None and record["status"] != "locked":
+            raise _fail(f"invalid state transition: {ESCROW_WITHDRAWAL_RECLAIMED}")
+
+    def reclaimed_lock(self, previous: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The node's record of the withdrawal lock or migration ``previous`` opened, if the
+        node has started taking its lock back (status ``reclaiming`` or ``reclaimed``), else
+        ``None``."""
+        if int(previous["transition"]["type"]) not in (T.ESCROW_LOCK, T.MIGRATE):
+            return None
+        record = self.ledger.escrows.get(str(previous.get("escrow_channel_id", "")))
+        if record is None or record["status"] not in ("reclaiming", "reclaimed"):
+            return None
+        return record  # type: ignore[no-any-return]
 
     def record_escrow(self, state: Mapping[str, Any]) -> None:
         """The escrow's record after its state is co-signed (same commit as the state)."""
@@ -275,6 +381,119 @@ class EscrowDeposits:
             return await initiate(definition, contract)
         finalize = hub.finalize_escrow_deposit if deposit else hub.finalize_escrow_withdrawal
         return await finalize(escrow["channel_id"], escrow["escrow_id"], contract)
+
+    # --- abandoned locks (withdrawals and migrations) ---------------------------------------
+
+    def locks_to_reclaim(self) -> list[dict[str, Any]]:
+        """Withdrawal locks and migrations whose lock the node may have to take back (see
+        :meth:`reclaim_lock`): still waiting for their second state (the deadline is read
+        against the chain there) or ``reclaiming``."""
+        return [e for e in self.ledger.escrows.values() if (e["kind"], e["status"]) in _RECLAIMABLE]
+
+    async def reclaim_lock(self, escrow: Mapping[str, Any]) -> bool:
+        """One step of the node's duty for an abandoned lock (see the module docstring, and
+        :mod:`.migrations` for a migration's), as of the lock's chain's time, read from the
+        chain first and recorded as it lands; returns whether another step may be due now.
+        The caller commits between two calls, so each record is written before the step it
+        leads to (``reclaiming`` before the challenge). Nothing before the deadline; nothing
+        once the user's second state is co-signed (the status moves on)."""
+        from ....chain_clock import chain_time
+
+        escrow_id = str(escrow["escrow_id"])
+        view = self._escrow_view(int(escrow["blockchain_id"]))
+        if view is None:
+            raise _fail(f"the node does not watch blockchain {escrow['blockchain_id']}")
+        hub = view.hub
+        now = await chain_time(hub.signer.w3)
+        latest = dict(self.ledger.escrows[escrow_id])
+        if (latest["kind"], latest["status"]) not in _RECLAIMABLE:
+            return False
+        deadline = latest.get("reclaim_deadline")
+        if deadline is None:
+            latest["reclaim_deadline"] = now + int(self.config.abandoned_lock_secs)
+            self.ledger.put_escrow(latest)
+            return True
+        if latest["status"] != "reclaiming":
+            if now < int(deadline):
+                return False
+            # from here the second state is refused (no await between the check and this)
+            latest["status"] = "reclaiming"
+            self.ledger.put_escrow(latest)
+            return True
+        if latest["kind"] == "migration":
+            step = await self.migration_reclaim_step(hub, latest, now)  # type: ignore[attr-defined]
+        else:
+            step = await self._withdrawal_reclaim_step(hub, latest, now)
+        if step is None:
+            return False  # a dispute runs: a later look goes on
+        tx, action = step
+        latest = dict(self.ledger.escrows[escrow_id])
+        latest["done"] = [*latest.get("done", ()), action]
+        if tx is not None:
+            latest["txs"] = {**latest.get("txs", {}), action: tx.tx_hash}
+        if action == "reclaimed":
+            latest["status"] = "reclaimed"
+        self.ledger.put_escrow(latest)
+        return action != "reclaimed"
+
+    async def _withdrawal_reclaim_step(
+        self, hub: Any, escrow: Mapping[str, Any], now: int
+    ) -> tuple[HubTx | None, str] | None:
+        """The next step for a withdrawal lock, from its record on the escrow chain."""
+        escrow_id = str(escrow["escrow_id"])
+        record = await hub.get_escrow_withdrawal_data(escrow_id)
+        if record.status_code == _VOID:
+            return await self._reclaim_initiate(hub, escrow), "reclaim_initiate"
+        if record.status_code == _INITIALIZED:
+            return await self._reclaim_challenge(hub, escrow), "reclaim_challenge"
+        if record.status_code == _DISPUTED:
+            if record.challenge_expiry >= now:
+                return None  # the day's dispute runs: the next look finalizes
+            return await self._reclaim_finalize(hub, escrow), "reclaim_finalize"
+        # FINALIZED: nothing was debited, so the lock went back to the vault
+        return None, "reclaimed"
+
+    def _contract_lock(self, escrow: Mapping[str, Any]) -> dict[str, Any]:
+        from ..core.calldata import contract_state_from_wire
+
+        return contract_state_from_wire(escrow["lock_state"], self.config.token_decimals())  # type: ignore[no-any-return]
+
+    def _definition(self, channel_id: str) -> dict[str, Any]:
+        from ..chain.hub_types import contract_definition
+
+        channel = self.ledger.channels[channel_id]
+        return contract_definition(  # type: ignore[no-any-return]
+            user=channel["user_wallet"],
+            node=self.config.node_key.address,
+            asset=channel["asset"],
+            nonce=int(channel["nonce"]),
+            challenge_duration=int(channel["challenge_duration"]),
+            approved_sig_validators=channel["approved_sig_validators"],
+        )
+
+    async def _reclaim_initiate(self, hub: Any, escrow: Mapping[str, Any]) -> HubTx:
+        """The user never put the lock on the escrow chain: the node does (it is co-signed),
+        so the escrow id is spent there and the dispute below settles it for good."""
+        definition = self._definition(str(escrow["channel_id"]))
+        return await hub.initiate_escrow_withdrawal(definition, self._contract_lock(escrow))  # type: ignore[no-any-return]
+
+    async def _reclaim_challenge(self, hub: Any, escrow: Mapping[str, Any]) -> HubTx:
+        """``challengeEscrowWithdrawal`` with the node's signature over the lock ‖ "challenge"."""
+        from ..core.state import sign_challenge
+
+        signature = sign_challenge(
+            escrow["lock_state"], self.config.node_key, self.config.token_decimals()
+        )
+        return await hub.challenge_escrow_withdrawal(  # type: ignore[no-any-return]
+            str(escrow["escrow_id"]), signature, _NODE
+        )
+
+    async def _reclaim_finalize(self, hub: Any, escrow: Mapping[str, Any]) -> HubTx:
+        """``finalizeEscrowWithdrawal`` after the dispute expired: the hub ignores the state
+        and returns the lock to the node's vault."""
+        return await hub.finalize_escrow_withdrawal(  # type: ignore[no-any-return]
+            str(escrow["channel_id"]), str(escrow["escrow_id"]), self._contract_lock(escrow)
+        )
 
 
 def _pending(escrow: Mapping[str, Any]) -> list[str]:

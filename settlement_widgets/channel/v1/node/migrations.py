@@ -25,11 +25,33 @@ and what it then does on chain. The node never signs unbacked funds:
    ``finalizeMigration`` on the new chain, which makes the channel OPERATING there; the node
    takes the channel's next state only then, as for any channel not operating on chain.)
 
-Not done here (reported): the node's own recovery of a lock the user abandons (a channel left
-MIGRATING_IN on the new chain because the user never asks for ``migrate_finalize``: the node
-would challenge there with the migrate state and close once the challenge expires, which pays
-its allocation to the node's address); a finalization refused because the user disputed the
-old home first leaves the same lock. Both chains' tokens must have equal decimals (checked).
+An abandoned migration (the user had ``migrate`` co-signed and never asks for
+``migrate_finalize``) leaves the node's lock of ``U`` in a MIGRATING_IN channel on the new
+chain for ever. The node takes it back as the hub allows (``ChannelHub.sol`` v1.4.1
+``challengeChannel`` takes a MIGRATING_IN channel, with the last on-chain state itself, signed
+by either party over it ‖ "challenge"; ``closeChannel`` after the expiry pays that state's
+allocations: the new-chain ledger of the migrate state gives the user 0 and the node ``U``,
+pushed to the NODE's address, not its vault). The duty is the escrows' one
+(:meth:`.escrows.EscrowDeposits.reclaim_lock`, :meth:`Migrations.migration_reclaim_step`):
+the deadline in the new chain's time (``abandoned_lock_secs`` after the node's first look),
+then status ``reclaiming`` (``migrate_finalize`` refused from then on: co-signed during the
+dispute, the user could finalize on the new chain while the node closes, or the old chain
+release both), then on the new chain ``initiateMigration`` if the user never sent it (so the
+channel id is spent there: a CLOSED channel takes no new migration, ``_initiateMigration``
+needs VOID or MIGRATED_OUT), ``challengeChannel`` by the node, and after the channel's own
+challenge duration ``closeChannel``: status ``reclaimed``. The node's vault there is then
+``U`` lower and its address ``U`` higher (an operator's ``depositToNode`` moves it back; the
+node does not, since a resent deposit could not be told from the chain).
+
+Why it is safe: the user holds no newer state for the new chain (``migrate_finalize`` is
+never co-signed once ``reclaiming``), so nobody answers the dispute; the user's funds never
+left the old chain (``initiateMigration`` there is an operate-like checkpoint), so the user
+loses nothing; the old chain is never released by the node (that needs ``migrate_finalize``).
+The home channel then goes on on the old chain: the next state follows the migrate state
+without its escrow ledger (its home ledger is the old home's, unchanged), and a new migration
+to a chain where the channel is CLOSED is refused before signing (the hub would refuse it).
+A finalization refused because the user disputed the old home first is not recovered here.
+Both chains' tokens must have equal decimals (checked).
 """
 
 from __future__ import annotations
@@ -45,12 +67,21 @@ from .params import T, _fail
 if TYPE_CHECKING:
     from ..chain.hub import HubTx
 
-__all__ = ["MIGRATION_NOT_INITIATED", "Migrations"]
+__all__ = ["MIGRATION_NOT_INITIATED", "MIGRATION_RECLAIMED", "Migrations"]
 
 #: the refusal of a migrate_finalize before the new chain shows the node's lock
 MIGRATION_NOT_INITIATED: Final = "migration is not initiated on its chain yet"
+#: the refusal of a migrate_finalize (for good) once the node took its lock back
+MIGRATION_RECLAIMED: Final = (
+    "migration was abandoned past its deadline and the node took its lock back"
+)
+_VOID: Final = 0
+_DISPUTED: Final = 2
+_CLOSED: Final = 3
 _MIGRATING_IN: Final = 4
 _MIGRATED_OUT: Final = 5
+#: the node's challenger index on the hub (``ParticipantIndex.NODE``)
+_NODE: Final = 1
 #: the wire fields a migration state must have exactly as the node recomputes them
 _LEDGER_FIELDS: Final = ("user_balance", "user_net_flow", "node_balance", "node_net_flow")
 
@@ -95,6 +126,8 @@ class Migrations:
     _escrow_chain: Any
     _escrow_view: Any
     _check_vault: Any
+    _definition: Any
+    _contract_lock: Any
 
     def check_migration_advancement(
         self, previous: Mapping[str, Any], proposed: Mapping[str, Any]
@@ -130,6 +163,14 @@ class Migrations:
                 f"{decimals} decimals, the home token {home.decimals if home else '?'}"
             )
         await self._check_vault(state, chain_id)
+        # the hub starts a migration in only where the channel is VOID or MIGRATED_OUT (a
+        # migration abandoned there and closed by the node leaves it CLOSED)
+        view = self._escrow_view(chain_id)
+        there = await view.hub.get_channel_data(str(state["home_channel_id"]))
+        if there.status_code not in (_VOID, _MIGRATED_OUT):
+            raise _fail(
+                f"cannot migrate to blockchain {chain_id}: the channel there is {there.status}"
+            )
 
     async def check_migrate_finalize(self, state: Mapping[str, Any]) -> None:
         """The new home chain shows the channel MIGRATING_IN at the migrate state's version
@@ -143,6 +184,11 @@ class Migrations:
         record = await view.confirmed_channel(str(state["home_channel_id"]), delay)
         if record.status_code != _MIGRATING_IN or record.version != int(state["version"]) - 1:
             raise _fail(MIGRATION_NOT_INITIATED)
+        # checked after the chain read, with no await before the state is stored: the duty
+        # marks ``reclaiming`` before its challenge, so the two never both proceed
+        migration = self.ledger.escrows.get(str(state["escrow_channel_id"]))
+        if migration is not None and migration["status"] != "migrating":
+            raise _fail(f"invalid state transition: {MIGRATION_RECLAIMED}")
 
     def record_migration(self, state: Mapping[str, Any], channel: dict[str, Any]) -> None:
         """The migration's record once its state is co-signed (same commit as the state);
@@ -192,3 +238,37 @@ class Migrations:
         state = contract_state_from_wire(migration["second_state"], self.config.token_decimals())
         tx: HubTx = await view.hub.finalize_migration(migration["channel_id"], state)
         return tx
+
+    async def migration_reclaim_step(
+        self, hub: Any, migration: Mapping[str, Any], now: int
+    ) -> tuple[HubTx | None, str] | None:
+        """The next step taking back an abandoned migration's lock, from the channel on the
+        new chain (``hub``): ``initiateMigration`` when VOID, the node's ``challengeChannel``
+        with the migrate state when MIGRATING_IN, ``closeChannel`` once the dispute expired
+        (``None`` while it runs), ``reclaimed`` when CLOSED. Anything else there (OPERATING,
+        MIGRATED_OUT) needs the co-signed ``migrate_finalize``, which the node never gave:
+        raised, so the failure is logged and nothing is sent."""
+        from ..core.state import sign_challenge
+
+        channel_id = str(migration["channel_id"])
+        data = await hub.get_channel_data(channel_id)
+        state = self._contract_lock(migration)
+        if data.status_code == _VOID:
+            tx = await hub.initiate_migration(self._definition(channel_id), state)
+            return tx, "reclaim_initiate"
+        if data.status_code == _MIGRATING_IN:
+            signature = sign_challenge(
+                migration["lock_state"], self.config.node_key, self.config.token_decimals()
+            )
+            tx = await hub.challenge_channel(channel_id, state, signature, _NODE)
+            return tx, "reclaim_challenge"
+        if data.status_code == _DISPUTED:
+            if data.challenge_expiry >= now:
+                return None
+            return await hub.close_channel(channel_id, state), "reclaim_close"
+        if data.status_code == _CLOSED:
+            return None, "reclaimed"
+        raise _fail(
+            f"migration {migration['escrow_id']} is {data.status} on blockchain "
+            f"{migration['blockchain_id']} without the node's migrate_finalize"
+        )

@@ -87,6 +87,7 @@ class NitronodeNode(NodeServer):
         self.committer: GroupCommitter | None = None
         self._lock = asyncio.Lock()
         self._settling: asyncio.Task[None] | None = None
+        self._watching: asyncio.Task[None] | None = None  # the look for abandoned locks
         self._settle_again = False  # work arrived while ``_settling`` ran: it goes round again
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -111,6 +112,8 @@ class NitronodeNode(NodeServer):
         await committer.flush()
         self.service = NitronodeService(config, ledger, chain_view=self.chain_view)
         self._kick_settlement()  # what a previous run credited and did not settle
+        if config.abandoned_check_interval_secs > 0:
+            self._watching = asyncio.get_running_loop().create_task(self._watch_abandoned())
         await self._listen(
             self._serve,
             config.port,
@@ -124,6 +127,9 @@ class NitronodeNode(NodeServer):
         if self._closing:
             return
         self._closing = True
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
         await self._stop_listening()
         if self._settling is not None:
             await asyncio.gather(self._settling, return_exceptions=True)
@@ -215,15 +221,18 @@ class NitronodeNode(NodeServer):
             self._settle_again = True
             return
         service = self.service
-        if service is None or not service.escrows_to_settle() or self._closing:
+        if service is None or self._closing:
+            return
+        if not service.escrows_to_settle() and not service.locks_to_reclaim():
             return
         self._settling = asyncio.get_running_loop().create_task(self._settle())
 
     async def _settle(self) -> None:
         """Finalize every credited escrow deposit on its chain, after the states that
         credited them are committed (never a deposit taken for a credit that a crash could
-        undo), then commit the records. A failure is logged and retried on the next
-        credit or restart."""
+        undo), then commit the records; then take what is due of abandoned locks
+        (:meth:`.escrows.EscrowDeposits.reclaim_lock`). A failure is logged and retried on
+        the next credit, look or restart."""
         committer, service = self.committer, self.service
         assert committer is not None and service is not None
         while True:
@@ -235,6 +244,14 @@ class NitronodeNode(NodeServer):
                 except Exception:
                     _log.exception("the on-chain steps of escrow %s failed", escrow["escrow_id"])
             await committer.flush()
+            for escrow in service.locks_to_reclaim():
+                try:
+                    # each record committed before the step it leads to (write-ahead)
+                    while await service.reclaim_lock(escrow) and not self._closing:
+                        await committer.flush()
+                except Exception:
+                    _log.exception("taking back escrow lock %s failed", escrow["escrow_id"])
+                await committer.flush()
             if not self._settle_again or self._closing:
                 return
 
@@ -244,10 +261,28 @@ class NitronodeNode(NodeServer):
         return self._settling is not None and not self._settling.done()
 
     async def settled(self) -> None:
-        """Return once every credited escrow deposit is settled on its chain (tests: an
-        operation's effects are visible when it returns)."""
+        """Return once the node's running on-chain steps are done: every credited escrow
+        deposit settled, and the steps due now for abandoned locks (:meth:`check_abandoned`)
+        taken (tests: an operation's effects are visible when it returns)."""
         while self._settling is not None and not self._settling.done():
             await asyncio.shield(self._settling)
+
+    async def check_abandoned(self) -> None:
+        """Look now for abandoned escrow locks (see :mod:`.escrows`) and return once what is
+        due as of the chains' time is done and committed. The node looks by itself every
+        ``abandoned_check_interval_secs``, on start and after each escrow state: an abandoned
+        lock sends no request and the hub emits nothing the node waits for, so only a
+        periodic read of the chain notices a deadline passing. Tests call this after moving
+        a chain's clock instead of waiting for that period."""
+        await self.settled()
+        self._kick_settlement()
+        await self.settled()
+
+    async def _watch_abandoned(self) -> None:
+        """The periodic look (:meth:`check_abandoned`) while the node runs."""
+        while not self._closing:
+            await asyncio.sleep(self.config.abandoned_check_interval_secs)
+            self._kick_settlement()
 
     # --- node-side helpers --------------------------------------------------------------------
 
