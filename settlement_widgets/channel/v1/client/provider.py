@@ -70,6 +70,7 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
 
     Composed in layers: :class:`~.base.ProviderV1Base` (construction, connection, events,
     reads), :class:`~.onchain.OnChainOps` (the channel's on-chain steps),
+    :class:`~.cross_chain.CrossChainOps` (escrows on the node's other chains, migration),
     :class:`~.transfers.TransferOps` (off-chain transfers, sync, balances),
     :class:`~.app_sessions.AppSessionsMixin`; recovery, which needs them all, is here.
     """

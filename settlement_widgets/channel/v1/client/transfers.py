@@ -15,13 +15,13 @@ from ...models import Transfer
 from .base import (
     _SEND,
 )
-from .onchain import OnChainOps
+from .cross_chain import CrossChainOps
 from .store import StoredTransfer
 
 __all__ = ["TransferOps"]
 
 
-class TransferOps(OnChainOps):
+class TransferOps(CrossChainOps):
     """Off-chain transfers and the node's view of this wallet."""
 
     # --- transfers ----------------------------------------------------------------------

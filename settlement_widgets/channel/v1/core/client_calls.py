@@ -37,15 +37,13 @@ from decimal import Decimal
 from typing import Any, Final, TypeVar
 
 from ....errors import (
-    InvalidFrameError,
     InvalidSignatureError,
     InvalidStateError,
     RelayError,
     SettlementError,
-    SettlementValueError,
 )
-from .app_sessions import app_session_key_state_hash
-from .client_assets import AssetStore, require_text
+from .client_app_calls import AppSessionCalls, _signature_from
+from .client_assets import AssetStore
 from .client_queries import ClientQueries
 from .client_rpc import (
     FrameTransport,
@@ -55,10 +53,8 @@ from .client_rpc import (
     channel_nonce,
     check_reply,
     now_ms,
-    pick,
     random_request_id,
     sdk_error_message,
-    uint_str,
 )
 from .client_signers import (
     ChannelDefaultSigner,
@@ -66,7 +62,6 @@ from .client_signers import (
     KeyMessageSigner,
     MessageSigner,
     StateSigner,
-    channel_key_payload,
     sign_app_session_key_ownership,
     sign_channel_session_key_ownership,
     vector_state_signer,
@@ -127,13 +122,6 @@ def _void_state(asset: str, wallet: str) -> dict[str, Any]:
     }
 
 
-def _signature_from(payload: Mapping[str, Any], method: str) -> str:
-    signature = payload.get("signature")
-    if not isinstance(signature, str) or not signature.startswith("0x"):
-        raise InvalidFrameError(f"invalid {method} result: missing signature")
-    return signature
-
-
 # ---------------------------------------------------------------------------------------------
 # the client core
 # ---------------------------------------------------------------------------------------------
@@ -150,7 +138,7 @@ def _past_lock(current: Mapping[str, Any], kind: int) -> Mapping[str, Any]:
     return {k: v for k, v in current.items() if k not in ("escrow_ledger", "escrow_channel_id")}
 
 
-class V1ClientCore(ClientQueries):
+class V1ClientCore(AppSessionCalls):
     """The SDK ``Client`` over a :class:`FrameTransport`: its reads
     (:class:`~.client_queries.ClientQueries`) and its signed calls.
 
@@ -522,72 +510,6 @@ class V1ClientCore(ClientQueries):
         if state is None or not state.get("home_channel_id"):
             raise InvalidStateError(f"no channel exists for asset {asset}")
         return await self._advance(state, {"type": _FINALIZE})
-
-    # --- app sessions (SDK Client) -----------------------------------------------------
-
-    async def create_app_session(
-        self,
-        definition: Mapping[str, Any],
-        session_data: str,
-        quorum_sigs: Sequence[str],
-        owner_sig: str | None = None,
-    ) -> dict[str, Any]:
-        """``{app_session_id, version, status}`` of the new session."""
-        reply = await self.app_sessions_v1_create_app_session(
-            definition, session_data, quorum_sigs, owner_sig
-        )
-        try:
-            return {
-                "app_session_id": require_text(reply["app_session_id"], "app_session_id"),
-                "version": uint_str(reply["version"], "version"),
-                "status": require_text(reply["status"], "status"),
-            }
-        except (KeyError, SettlementValueError) as exc:
-            raise InvalidFrameError(f"invalid create_app_session result: {exc}") from None
-
-    async def submit_app_session_deposit(
-        self,
-        app_state_update: Mapping[str, Any],
-        quorum_sigs: Sequence[str],
-        asset: str,
-        amount: Decimal | str | int,
-    ) -> str:
-        """Move ``amount`` from the channel into the app session: a commit state, signed,
-        sent with the deposit update. Returns the node's signature on the channel state."""
-        current = await self.get_latest_state(self._signer().address, asset, False)
-        if current is None:
-            raise InvalidStateError(f"no channel state for asset {asset} to commit from")
-        state = next_state(current)
-        app_session_id = pick(app_state_update, "appSessionId", "app_session_id")
-        apply_transition(state, {"type": 40, "account_id": app_session_id, "amount": amount})
-        state["user_sig"] = await self.sign_state(state)
-        reply = await self.app_sessions_v1_submit_deposit_state(
-            app_state_update, quorum_sigs, state
-        )
-        return _signature_from(reply, "submit_deposit_state")
-
-    async def submit_app_state(
-        self, app_state_update: Mapping[str, Any], quorum_sigs: Sequence[str]
-    ) -> None:
-        """An operate / withdraw / close update (deposits: :meth:`submit_app_session_deposit`)."""
-        await self.app_sessions_v1_submit_app_state(app_state_update, quorum_sigs)
-
-    # --- session keys ------------------------------------------------------------------
-
-    async def sign_channel_session_key_state(self, state: Mapping[str, Any]) -> str:
-        """The wallet's ``user_sig`` for a channel session-key registration."""
-        payload = channel_key_payload(state)
-        return await self._signer().sign_wallet_message(payload)
-
-    async def submit_channel_session_key_state(self, state: Mapping[str, Any]) -> None:
-        await self.channels_v1_submit_session_key_state(state)
-
-    async def sign_app_session_key_state(self, state: Mapping[str, Any]) -> str:
-        """The wallet's ``user_sig`` for an app-session key registration."""
-        return await self._signer().sign_wallet_message(app_session_key_state_hash(state))
-
-    async def submit_app_session_key_state(self, state: Mapping[str, Any]) -> None:
-        await self.app_sessions_v1_submit_session_key_state(state)
 
 
 def run_without_suspending(coro: Coroutine[Any, Any, _T]) -> _T:
