@@ -283,3 +283,38 @@ async def block_time(env: Env, tx: HubTx) -> int:
     """The timestamp of the block a transaction was mined in."""
     block = await env.chain.w3.eth.get_block(tx.block_number)
     return int(block["timestamp"])
+
+
+# --- channels whose home is another chain (escrow and migration tests) -------------------------
+
+#: a chain id the hub tests only name: the home chain of channels whose escrow (or migration
+#: target) is this chain
+FOREIGN = 990_001
+#: that chain's token (6 decimals, as the sandbox token here)
+FOREIGN_TOKEN = "0x00000000000000000000000000000000000000f0"
+#: another chain that is neither this one nor FOREIGN
+ELSEWHERE = 990_002
+
+
+def remote_channel(env: Env, funded: str = "100") -> Channel:
+    """A channel whose home is FOREIGN, funded there by a (co-signed, off-chain here) deposit."""
+    ch = Channel(env, token=FOREIGN_TOKEN, home_chain=FOREIGN)
+    ch.advance(10, funded)
+    return ch
+
+
+async def open_here(env: Env, amount: str = "100") -> Channel:
+    """A channel created on this chain's hub with ``amount`` deposited."""
+    ch = Channel(env)
+    await env.user.create_channel(ch.definition, ch.deposit(amount))
+    return ch
+
+
+async def wallet_tokens(env: Env) -> int:
+    """The user's token balance on this chain."""
+    return await env.user.token_balance(env.token)
+
+
+async def node_vault(env: Env) -> int:
+    """The node's vault on this chain's hub."""
+    return await env.user.get_node_balance(env.token)

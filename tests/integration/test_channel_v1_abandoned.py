@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from channel_helpers import BACKENDS, U
+from two_chain_helpers import SECOND, chain_of, fund_on, two_chain_sandbox
 
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
@@ -32,12 +33,10 @@ from settlement_widgets.errors import RelayError, RelayUnavailableError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
-from settlement_widgets.sandbox.chain import Chain
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
-SECOND = 31338
 DAY = 24 * 3600
 
 
@@ -45,17 +44,10 @@ DAY = 24 * 3600
 async def sb(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[LocalSandbox]:
-    data = tmp_path_factory.mktemp("sandbox-v1-abandoned")
-    async with LocalSandbox(
-        chain=request.param, protocol="v1", aggregator=True, v4=False, wallets=1, data_dir=data
+    async with two_chain_sandbox(
+        request.param, tmp_path_factory.mktemp("sandbox-v1-abandoned")
     ) as sandbox:
         yield sandbox
-
-
-def _chain(sb: LocalSandbox, chain_id: int) -> Chain:
-    chain = sb.chain if chain_id == sb.network.chain_id else sb.second_chain
-    assert chain is not None and chain.chain_id == chain_id
-    return chain
 
 
 def _node(sb: LocalSandbox) -> NitronodeNode:
@@ -68,21 +60,16 @@ async def _user(sb: LocalSandbox, tokens: int) -> tuple[ChannelProviderV1, Walle
     """A new wallet with gas on both chains and ``tokens`` on the first, its home channel
     there holding them all."""
     first = sb.network
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    for network in (first, first.on_chain(SECOND)):
-        deployer = _chain(sb, network.chain_id).wallet(0)
-        await deployer.transact(to=wallet.address, value=10**18)
-    abi = load_artifact("TestToken").abi
-    deployer = _chain(sb, first.chain_id).wallet(0)
-    token = deployer.w3.eth.contract(address=first.token, abi=abi)  # type: ignore[call-overload]
-    await deployer.transact(token.functions.mint(wallet.address, tokens), abis=[abi])
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, tokens)
+    await fund_on(sb, first.on_chain(SECOND), wallet.address, 0)  # gas only
     provider = await ChannelProviderV1(first, wallet).connect()
     await provider.create_channel(provider.node_address, provider.asset, tokens)
     return provider, wallet
 
 
 def _hub(sb: LocalSandbox, network: Network) -> ChannelHubClient:
-    return ChannelHubClient(_chain(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
+    return ChannelHubClient(chain_of(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
 
 
 async def _balances(sb: LocalSandbox) -> tuple[int, int]:
@@ -130,18 +117,18 @@ async def test_an_abandoned_withdrawal_lock_goes_back_to_the_nodes_vault(
 
         escrows = await _look(sb)
         deadline = int(escrows[escrow_id]["reclaim_deadline"])
-        now = await _chain(sb, SECOND).timestamp()
+        now = await chain_of(sb, SECOND).timestamp()
         assert deadline - DEFAULT_ABANDONED_LOCK_SECS <= now < deadline
 
         # just before the deadline: nothing happens
-        await _chain(sb, SECOND).time_travel(deadline - now - 5)
+        await chain_of(sb, SECOND).time_travel(deadline - now - 5)
         escrows = await _look(sb)
         assert escrows[escrow_id]["status"] == "locked"
         assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "INITIALIZED"
         assert await _balances(sb) == (vault - 2 * U, held)
 
         # past it: the node challenges; the debit is refused from now on
-        await _chain(sb, SECOND).time_travel(10)
+        await chain_of(sb, SECOND).time_travel(10)
         escrows = await _look(sb)
         assert escrows[escrow_id]["status"] == "reclaiming"
         assert escrows[escrow_id]["done"][-1] == "reclaim_challenge"
@@ -170,7 +157,7 @@ async def test_an_abandoned_withdrawal_lock_goes_back_to_the_nodes_vault(
         assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "DISPUTED"
         assert await _balances(sb) == (vault - 2 * U, held)
 
-        await _chain(sb, SECOND).time_travel(DAY + 1)
+        await chain_of(sb, SECOND).time_travel(DAY + 1)
         escrows = await _look(sb)
         assert escrows[escrow_id]["status"] == "reclaimed"
         assert escrows[escrow_id]["done"][-2:] == ["reclaim_finalize", "reclaimed"]
@@ -218,14 +205,14 @@ async def test_a_lock_never_put_on_chain_is_spent_there_by_the_node(sb: LocalSan
         assert escrows[escrow_id]["status"] == "locked"
         assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "VOID"
 
-        await _chain(sb, SECOND).time_travel(DEFAULT_ABANDONED_LOCK_SECS + 1)
+        await chain_of(sb, SECOND).time_travel(DEFAULT_ABANDONED_LOCK_SECS + 1)
         escrows = await _look(sb)
         assert escrows[escrow_id]["done"][-2:] == ["reclaim_initiate", "reclaim_challenge"]
         record = await hub_b.get_escrow_withdrawal_data(escrow_id)
         assert (record.status, record.locked_amount) == ("DISPUTED", U)
         assert await _balances(sb) == (vault - U, held)
 
-        await _chain(sb, SECOND).time_travel(DAY + 1)
+        await chain_of(sb, SECOND).time_travel(DAY + 1)
         escrows = await _look(sb)
         assert escrows[escrow_id]["status"] == "reclaimed"
         assert (await hub_b.get_escrow_withdrawal_data(escrow_id)).status == "FINALIZED"
@@ -285,13 +272,13 @@ async def test_an_abandoned_migration_is_closed_on_the_new_chain_for_the_node(
 
         escrows = await _look(sb)
         deadline = int(escrows[record_id]["reclaim_deadline"])
-        now = await _chain(sb, SECOND).timestamp()
-        await _chain(sb, SECOND).time_travel(deadline - now - 5)
+        now = await chain_of(sb, SECOND).timestamp()
+        await chain_of(sb, SECOND).time_travel(deadline - now - 5)
         escrows = await _look(sb)
         assert escrows[record_id]["status"] == "migrating"
         assert (await hub_b.get_channel_data(channel_id)).status == "MIGRATING_IN"
 
-        await _chain(sb, SECOND).time_travel(10)
+        await chain_of(sb, SECOND).time_travel(10)
         escrows = await _look(sb)
         assert escrows[record_id]["status"] == "reclaiming"
         assert escrows[record_id]["done"][-1] == "reclaim_challenge"
@@ -304,7 +291,7 @@ async def test_an_abandoned_migration_is_closed_on_the_new_chain_for_the_node(
         escrows = await _look(sb)
         assert (await hub_b.get_channel_data(channel_id)).status == "DISPUTED"
         challenge = int(_node(sb).service.ledger.channels[channel_id]["challenge_duration"])  # type: ignore[union-attr]
-        await _chain(sb, SECOND).time_travel(challenge + 1)
+        await chain_of(sb, SECOND).time_travel(challenge + 1)
         escrows = await _look(sb)
         assert escrows[record_id]["status"] == "reclaimed"
         assert escrows[record_id]["done"][-2:] == ["reclaim_close", "reclaimed"]
@@ -346,7 +333,7 @@ async def _depositor(sb: LocalSandbox, home: int, there: int) -> tuple[ChannelPr
     provider, wallet = await _user(sb, home)
     second = sb.network.on_chain(SECOND)
     abi = load_artifact("TestToken").abi
-    deployer = _chain(sb, SECOND).wallet(0)
+    deployer = chain_of(sb, SECOND).wallet(0)
     token = deployer.w3.eth.contract(address=second.token, abi=abi)  # type: ignore[call-overload]
     await deployer.transact(token.functions.mint(wallet.address, there), abis=[abi])
 
@@ -382,7 +369,7 @@ async def test_an_abandoned_escrow_deposit_unlocked_to_the_vault_is_still_credit
     escrows = _node(sb).service.ledger.escrows  # type: ignore[union-attr]
     assert escrows[escrow_id]["status"] == "locked"  # nothing credited
 
-    await _chain(sb, SECOND).time_travel(3 * 3600 + 1)
+    await chain_of(sb, SECOND).time_travel(3 * 3600 + 1)
     await hub_b.purge_escrow_deposits(64)
     record = await hub_b.get_escrow_deposit_data(escrow_id)
     assert (record.status, record.locked_amount) == ("FINALIZED", 0)
@@ -419,7 +406,7 @@ async def test_a_deposit_the_user_disputed_and_took_back_is_never_credited(
         lock = eve.store.latest_state(eve.asset)
         assert lock is not None
         await eve.challenge_escrow_deposit()
-        await _chain(sb, SECOND).time_travel(DAY + 1)
+        await chain_of(sb, SECOND).time_travel(DAY + 1)
         await eve.reclaim_escrow_deposit()
         record = await hub_b.get_escrow_deposit_data(str(lock["escrow_channel_id"]))
         assert record.status == "FINALIZED"

@@ -17,65 +17,45 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from channel_helpers import BACKENDS, U
+from two_chain_helpers import SECOND, chain_of, fund_on, two_chain_sandbox
 
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 from settlement_widgets.channel.v1.core.lifecycle import next_state
 from settlement_widgets.channel.v1.core.migration import migrate_state
 from settlement_widgets.channel.v1.core.state import decimals_from_map, pack_state
-from settlement_widgets.contracts import load_artifact
 from settlement_widgets.errors import InvalidNetworkError, RelayError, RelayUnavailableError
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
-from settlement_widgets.sandbox.chain import Chain
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
-
-SECOND = 31338
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=BACKENDS)
 async def sb(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[LocalSandbox]:
-    data = tmp_path_factory.mktemp("sandbox-v1-migration")
-    async with LocalSandbox(
-        chain=request.param, protocol="v1", aggregator=True, v4=False, wallets=1, data_dir=data
+    async with two_chain_sandbox(
+        request.param, tmp_path_factory.mktemp("sandbox-v1-migration")
     ) as sandbox:
         yield sandbox
-
-
-def _chain(sb: LocalSandbox, chain_id: int) -> Chain:
-    chain = sb.chain if chain_id == sb.network.chain_id else sb.second_chain
-    assert chain is not None and chain.chain_id == chain_id
-    return chain
-
-
-async def _fund(sb: LocalSandbox, network: Network, address: str, tokens: int) -> None:
-    """Gas and ``tokens`` of the v1 token on ``network``'s chain for ``address``."""
-    deployer = _chain(sb, network.chain_id).wallet(0)
-    await deployer.transact(to=address, value=10**18)
-    if tokens:
-        abi = load_artifact("TestToken").abi
-        token = deployer.w3.eth.contract(address=network.token, abi=abi)  # type: ignore[call-overload]
-        await deployer.transact(token.functions.mint(address, tokens), abis=[abi])
 
 
 def _hub(sb: LocalSandbox, network: Network) -> ChannelHubClient:
     """A read-only view of ``network``'s hub (the deployer's wallet, never the user's)."""
     assert network.contracts.channel_hub is not None
-    return ChannelHubClient(_chain(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
+    return ChannelHubClient(chain_of(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
 
 
 async def _user(sb: LocalSandbox, tokens_a: int = 0, tokens_b: int = 0) -> WalletClient:
     """A new key with gas on both chains and the v1 token on each as asked; its wallet on the
     first chain (the provider's network)."""
     first, second = sb.network, sb.network.on_chain(SECOND)
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, wallet.address, tokens_a)
-    await _fund(sb, second, wallet.address, tokens_b)
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, tokens_a)
+    await fund_on(sb, second, wallet.address, tokens_b)
     return wallet
 
 

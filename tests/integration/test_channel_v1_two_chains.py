@@ -19,10 +19,10 @@ import httpx
 import pytest
 import pytest_asyncio
 from channel_helpers import BACKENDS, U
+from two_chain_helpers import SECOND, chain_of, fund_on, two_chain_sandbox
 
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
-from settlement_widgets.contracts import load_artifact
 from settlement_widgets.errors import (
     ChannelStateError,
     InvalidNetworkError,
@@ -32,51 +32,26 @@ from settlement_widgets.errors import (
 from settlement_widgets.keys import PrivateKey
 from settlement_widgets.networks import Network
 from settlement_widgets.sandbox import LocalSandbox
-from settlement_widgets.sandbox.chain import Chain
 from settlement_widgets.wallet import WalletClient
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
-
-SECOND = 31338
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=BACKENDS)
 async def sb(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[LocalSandbox]:
-    data = tmp_path_factory.mktemp("sandbox-v1-two-chains")
-    async with LocalSandbox(
-        chain=request.param, protocol="v1", aggregator=True, v4=False, wallets=1, data_dir=data
+    async with two_chain_sandbox(
+        request.param, tmp_path_factory.mktemp("sandbox-v1-two-chains")
     ) as sandbox:
         yield sandbox
 
 
-def _chain(sb: LocalSandbox, chain_id: int) -> Chain:
-    chain = sb.chain if chain_id == sb.network.chain_id else sb.second_chain
-    assert chain is not None and chain.chain_id == chain_id
-    return chain
-
-
 async def _wallet(sb: LocalSandbox, network: Network, tokens: int) -> WalletClient:
     """A new key on ``network``'s chain with gas and ``tokens`` of the v1 token there."""
-    chain = _chain(sb, network.chain_id)
-    wallet = chain.wallet_for(PrivateKey.generate())
-    deployer = chain.wallet(0)  # deployed (and owns) the v1 token on both chains
-    await deployer.transact(to=wallet.address, value=10**18)
-    if tokens:
-        abi = load_artifact("TestToken").abi
-        token = deployer.w3.eth.contract(address=network.token, abi=abi)  # type: ignore[call-overload]
-        await deployer.transact(token.functions.mint(wallet.address, tokens), abis=[abi])
+    wallet = chain_of(sb, network.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, network, wallet.address, tokens)
     return wallet
-
-
-async def _fund(sb: LocalSandbox, network: Network, address: str, tokens: int) -> None:
-    """Gas and ``tokens`` of the v1 token on ``network``'s chain for ``address``."""
-    deployer = _chain(sb, network.chain_id).wallet(0)
-    await deployer.transact(to=address, value=10**18)
-    abi = load_artifact("TestToken").abi
-    token = deployer.w3.eth.contract(address=network.token, abi=abi)  # type: ignore[call-overload]
-    await deployer.transact(token.functions.mint(address, tokens), abis=[abi])
 
 
 async def _home_hub_holds(
@@ -90,7 +65,9 @@ async def _home_hub_holds(
 
 
 async def _tokens(sb: LocalSandbox, network: Network, address: str) -> int:
-    probe = ChannelHubClient(_chain(sb, network.chain_id).wallet(0), network.contracts.channel_hub)
+    probe = ChannelHubClient(
+        chain_of(sb, network.chain_id).wallet(0), network.contracts.channel_hub
+    )
     assert network.token is not None
     return await probe.token_balance(network.token, address)
 
@@ -142,11 +119,11 @@ async def test_a_transfer_between_home_channels_on_two_chains_is_paid_out_on_the
 
         # bob closes on his chain and is paid there: 2 deposited + 3 received
         vault_before = await ChannelHubClient(
-            _chain(sb, SECOND).wallet(0), second.contracts.channel_hub
+            chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub
         ).get_node_balance(second.token)
         await bob.close_channel(theirs.id)
         assert await _tokens(sb, second, bob_wallet.address) == 5 * U
-        hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+        hub_b = ChannelHubClient(chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub)
         assert (await hub_b.get_channel_data(theirs.id)).status == "CLOSED"
         assert await hub_b.get_node_balance(second.token) == vault_before - 3 * U
         # and nothing moved on the first chain for bob, nor on the second for alice
@@ -168,11 +145,11 @@ async def test_a_deposit_from_the_other_chain_is_escrowed_there_and_credited_at_
     the escrow to its vault on that chain (settled when the call's effects are visible)."""
     first, second = sb.network, sb.network.on_chain(SECOND)
     key = PrivateKey.generate()
-    home_wallet = _chain(sb, first.chain_id).wallet_for(key)
-    await _fund(sb, first, home_wallet.address, 4 * U)
-    await _fund(sb, second, home_wallet.address, 3 * U)  # the same key holds tokens there
+    home_wallet = chain_of(sb, first.chain_id).wallet_for(key)
+    await fund_on(sb, first, home_wallet.address, 4 * U)
+    await fund_on(sb, second, home_wallet.address, 3 * U)  # the same key holds tokens there
     carol = await ChannelProviderV1(first, home_wallet).connect()
-    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    hub_b = ChannelHubClient(chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub)
     vault_before = await hub_b.get_node_balance(str(second.token))
     try:
         channel = await carol.create_channel(carol.node_address, carol.asset, 4 * U)
@@ -221,11 +198,11 @@ async def test_a_credit_committed_while_the_nodes_lock_step_is_mined_is_still_se
     reliability model found it under load). Here the lock step is held, once its
     transaction is mined, until the whole deposit_from has returned."""
     first, second = sb.network, sb.network.on_chain(SECOND)
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, wallet.address, 2 * U)
-    await _fund(sb, second, wallet.address, U)
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, 2 * U)
+    await fund_on(sb, second, wallet.address, U)
     gina = await ChannelProviderV1(first, wallet).connect()
-    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    hub_b = ChannelHubClient(chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub)
     node = sb.nitronode
     assert node is not None and node.service is not None
     service = node.service
@@ -270,8 +247,8 @@ async def test_the_node_refuses_to_credit_an_escrow_the_other_chain_does_not_hol
     """The escrow_deposit state before initiateEscrowDeposit on the escrow chain: refused
     (never unbacked funds), and nothing changes at the node."""
     first = sb.network
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, wallet.address, 4 * U)
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, 4 * U)
     dave = await ChannelProviderV1(first, wallet).connect()
     try:
         await dave.create_channel(dave.node_address, dave.asset, 4 * U)
@@ -291,11 +268,11 @@ async def test_a_restarted_node_settles_the_escrow_it_credited(sb: LocalSandbox)
     record back, does it."""
     first, second = sb.network, sb.network.on_chain(SECOND)
     key = PrivateKey.generate()
-    wallet = _chain(sb, first.chain_id).wallet_for(key)
-    await _fund(sb, first, wallet.address, 2 * U)
-    await _fund(sb, second, wallet.address, U)
+    wallet = chain_of(sb, first.chain_id).wallet_for(key)
+    await fund_on(sb, first, wallet.address, 2 * U)
+    await fund_on(sb, second, wallet.address, U)
     erin = await ChannelProviderV1(first, wallet).connect()
-    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    hub_b = ChannelHubClient(chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub)
     node = sb.nitronode
     assert node is not None and node.service is not None
     settle = node.service.settle_escrow
@@ -338,9 +315,9 @@ async def test_a_deposit_from_cut_short_is_finished_by_the_next_provider(
     then again after the escrow is locked (before the credit): each time the next provider's
     recover() (run on connect) finishes the step, and the deposit is credited once."""
     first, second = sb.network, sb.network.on_chain(SECOND)
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, wallet.address, 2 * U)
-    await _fund(sb, second, wallet.address, 2 * U)
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, 2 * U)
+    await fund_on(sb, second, wallet.address, 2 * U)
     frank = await ChannelProviderV1(first, wallet).connect()
     store = frank.store.path
     await frank.create_channel(frank.node_address, frank.asset, 2 * U)
@@ -398,11 +375,11 @@ async def test_a_withdrawal_to_the_other_chain_is_paid_there_from_the_nodes_vaul
     wallet there; the node refuses a lock larger than the backed balance and a debit before
     its lock is on that chain."""
     first, second = sb.network, sb.network.on_chain(SECOND)
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, wallet.address, 5 * U)
-    await _fund(sb, second, wallet.address, 0)
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, 5 * U)
+    await fund_on(sb, second, wallet.address, 0)
     gina = await ChannelProviderV1(first, wallet).connect()
-    hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+    hub_b = ChannelHubClient(chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub)
     vault = await hub_b.get_node_balance(str(second.token))
     try:
         channel = await gina.create_channel(gina.node_address, gina.asset, 5 * U)
@@ -429,8 +406,8 @@ async def test_a_withdrawal_to_the_other_chain_is_paid_there_from_the_nodes_vaul
         await gina.close()
 
     # the debit before the node's lock is on the second chain: refused, nothing moves
-    other = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, other.address, 2 * U)
+    other = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, other.address, 2 * U)
     hana = await ChannelProviderV1(first, other).connect()
     try:
         await hana.create_channel(hana.node_address, hana.asset, 2 * U)
@@ -451,9 +428,9 @@ async def test_a_withdrawal_cut_short_is_finished_by_the_next_provider(sb: Local
     then after the debit is co-signed (before the payout): the next provider's recover()
     finishes each, and the wallet on the other chain is paid once."""
     first, second = sb.network, sb.network.on_chain(SECOND)
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, wallet.address, 4 * U)
-    await _fund(sb, second, wallet.address, 0)
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, 4 * U)
+    await fund_on(sb, second, wallet.address, 0)
     ivy = await ChannelProviderV1(first, wallet).connect()
     await ivy.create_channel(ivy.node_address, ivy.asset, 4 * U)
 
@@ -490,9 +467,9 @@ async def test_an_uncredited_escrow_deposit_is_reclaimed_after_a_challenge(
     disputes it on the escrow chain before it unlocks, and once the day's dispute has passed
     takes it back there (the hub's rules: unchallenged, it would go to the node's vault)."""
     first, second = sb.network, sb.network.on_chain(SECOND)
-    wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-    await _fund(sb, first, wallet.address, U)
-    await _fund(sb, second, wallet.address, 2 * U)
+    wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+    await fund_on(sb, first, wallet.address, U)
+    await fund_on(sb, second, wallet.address, 2 * U)
     kim = await ChannelProviderV1(first, wallet).connect()
     node = sb.nitronode
     assert node is not None and node.service is not None
@@ -512,7 +489,7 @@ async def test_an_uncredited_escrow_deposit_is_reclaimed_after_a_challenge(
             await kim.reclaim_escrow_deposit()  # nothing to reclaim before a dispute
 
         await kim.challenge_escrow_deposit()
-        hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+        hub_b = ChannelHubClient(chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub)
         lock = kim.store.latest_state(kim.asset)
         assert lock is not None
         record = await hub_b.get_escrow_deposit_data(str(lock["escrow_channel_id"]))
@@ -520,11 +497,11 @@ async def test_an_uncredited_escrow_deposit_is_reclaimed_after_a_challenge(
         with pytest.raises(ChannelStateError, match="dispute ends at"):
             await kim.reclaim_escrow_deposit()
         # past the unlock time a purge does not take a disputed deposit for the node
-        await _chain(sb, SECOND).time_travel(3 * 3600 + 1)
+        await chain_of(sb, SECOND).time_travel(3 * 3600 + 1)
         await hub_b.purge_escrow_deposits(64)
         assert (await hub_b.get_escrow_deposit_data(record.escrow_id)).status == "DISPUTED"
 
-        await _chain(sb, SECOND).time_travel(24 * 3600)
+        await chain_of(sb, SECOND).time_travel(24 * 3600)
         tx = await kim.reclaim_escrow_deposit()
         assert f"/chain/{SECOND}/" in tx.explorer_url
         assert await _tokens(sb, second, wallet.address) == 2 * U
@@ -582,9 +559,9 @@ async def test_a_sigkilled_node_loses_no_escrow_credit_and_finishes_its_steps(
     await node.start()
     try:
         net = replace(first, node_url=node.url)
-        wallet = _chain(sb, first.chain_id).wallet_for(PrivateKey.generate())
-        await _fund(sb, first, wallet.address, U)
-        await _fund(sb, second, wallet.address, 2 * U)
+        wallet = chain_of(sb, first.chain_id).wallet_for(PrivateKey.generate())
+        await fund_on(sb, first, wallet.address, U)
+        await fund_on(sb, second, wallet.address, 2 * U)
         lara = await ChannelProviderV1(net, wallet).connect()
         try:
             channel = await lara.create_channel(lara.node_address, lara.asset, U)
@@ -609,7 +586,7 @@ async def test_a_sigkilled_node_loses_no_escrow_credit_and_finishes_its_steps(
             assert latest is not None
             assert (latest["version"], latest["node_sig"]) == (acked["version"], acked["node_sig"])
             assert await again.balances() == {again.asset: 3 * U}
-            hub_b = ChannelHubClient(_chain(sb, SECOND).wallet(0), second.contracts.channel_hub)
+            hub_b = ChannelHubClient(chain_of(sb, SECOND).wallet(0), second.contracts.channel_hub)
             escrow_id = str(acked["escrow_channel_id"])
 
             async def released() -> bool:

@@ -28,6 +28,9 @@ import pytest
 import pytest_asyncio
 from channelhub_helpers import (
     DAY,
+    ELSEWHERE,
+    FOREIGN,
+    FOREIGN_TOKEN,
     NODE_FLOAT,
     Channel,
     Env,
@@ -35,7 +38,11 @@ from channelhub_helpers import (
     block_time,
     make_env,
     next_block_at,
+    node_vault,
+    open_here,
+    remote_channel,
     reverts,
+    wallet_tokens,
 )
 
 from settlement_widgets.addresses import ZERO_ADDRESS
@@ -45,14 +52,8 @@ from settlement_widgets.sandbox import Chain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-#: a chain id this test only names: the home chain of the channels whose escrow is here
-FOREIGN = 990_001
-#: that chain's token (6 decimals, as the sandbox token here)
-FOREIGN_TOKEN = "0x00000000000000000000000000000000000000f0"
 #: a FOREIGN token with 18 decimals (amounts are compared across ledgers in 18-decimal units)
 FOREIGN_TOKEN_18 = "0x00000000000000000000000000000000000000f1"
-#: another chain that is neither this one nor FOREIGN
-ELSEWHERE = 990_002
 UNLOCK = 3 * 3600
 FUNDED = 1_000 * M  # what the user's wallet holds after make_env
 
@@ -85,31 +86,10 @@ def _foreign() -> dict[str, Any]:
     return {"blockchain_id": str(FOREIGN), "token_address": FOREIGN_TOKEN}
 
 
-def _remote_channel(env: Env, funded: str = "100") -> Channel:
-    """A channel whose home is FOREIGN, funded there by a (co-signed, off-chain here) deposit."""
-    ch = Channel(env, token=FOREIGN_TOKEN, home_chain=FOREIGN)
-    ch.advance(10, funded)
-    return ch
-
-
-async def _open_here(env: Env, amount: str = "100") -> Channel:
-    ch = Channel(env)
-    await env.user.create_channel(ch.definition, ch.deposit(amount))
-    return ch
-
-
-async def _wallet(env: Env) -> int:
-    return await env.user.token_balance(env.token)
-
-
-async def _vault(env: Env) -> int:
-    return await env.user.get_node_balance(env.token)
-
-
 async def _escrow_deposit(env: Env, amount: str = "30") -> tuple[Channel, dict[str, Any], str, int]:
     """A non-home escrow deposit of ``amount`` initiated by the user: the channel, its lock
     state (wire), the escrow id and the record's unlock time."""
-    ch = _remote_channel(env)
+    ch = remote_channel(env)
     lock = ch.advance(120, amount, **_here(env))
     tx = await env.user.initiate_escrow_deposit(ch.definition, ch.contract(lock))
     escrow_id = lock["escrow_channel_id"]
@@ -121,7 +101,7 @@ async def _escrow_deposit(env: Env, amount: str = "30") -> tuple[Channel, dict[s
 
 async def test_an_escrow_deposit_pulls_the_users_funds_and_locks_them(env: Env) -> None:
     assert await env.user.escrow_deposit_unlock_delay() == UNLOCK
-    ch = _remote_channel(env)
+    ch = remote_channel(env)
     lock = ch.advance(120, "30", **_here(env))
     escrow_id = lock["escrow_channel_id"]
     # the escrow id is keccak256(abi.encode(homeChannelId, uint64 version of the lock))
@@ -131,8 +111,8 @@ async def test_an_escrow_deposit_pulls_the_users_funds_and_locks_them(env: Env) 
     assert tx.event_names == ("EscrowDepositInitiated",)
     event = tx.event("EscrowDepositInitiated").args
     assert (event["escrowId"], event["channelId"]) == (escrow_id, ch.id)
-    assert await _wallet(env) == FUNDED - 30 * M
-    assert await _vault(env) == NODE_FLOAT
+    assert await wallet_tokens(env) == FUNDED - 30 * M
+    assert await node_vault(env) == NODE_FLOAT
 
     data = await env.user.get_escrow_deposit_data(escrow_id)
     assert (data.channel_id, data.status, data.locked_amount) == (ch.id, "INITIALIZED", 30 * M)
@@ -151,8 +131,8 @@ async def test_finalizing_an_escrow_deposit_releases_it_to_the_node_vault(env: E
     tx = await env.other.finalize_escrow_deposit(ch.id, escrow_id, finalize)
     assert tx.event_names == ("NodeBalanceUpdated", "EscrowDepositFinalized")
     assert tx.events[0].args["amount"] == NODE_FLOAT + 30 * M
-    assert await _vault(env) == NODE_FLOAT + 30 * M
-    assert await _wallet(env) == FUNDED - 30 * M
+    assert await node_vault(env) == NODE_FLOAT + 30 * M
+    assert await wallet_tokens(env) == FUNDED - 30 * M
     data = await env.user.get_escrow_deposit_data(escrow_id)
     assert (data.status, data.locked_amount, data.challenge_expiry) == ("FINALIZED", 0, 0)
     # the purge every accepted state runs walked past the finalized entry
@@ -175,7 +155,7 @@ async def test_an_unchallenged_escrow_deposit_is_purged_only_after_the_unlock_de
     assert tx.event_names == ()
     assert (await env.user.get_escrow_deposit_data(escrow_id)).status == "INITIALIZED"
     assert await env.user.escrow_head() == 0
-    assert await _vault(env) == NODE_FLOAT
+    assert await node_vault(env) == NODE_FLOAT
 
     # at the unlock time it goes to the node's vault (not back to the user)
     await next_block_at(env.chain, unlock_at)
@@ -184,8 +164,8 @@ async def test_an_unchallenged_escrow_deposit_is_purged_only_after_the_unlock_de
     assert tx.event_names == ("NodeBalanceUpdated", "EscrowDepositsPurged")
     purged = tx.event("EscrowDepositsPurged").args
     assert (purged["escrowIds"], purged["purgedCount"]) == ([escrow_id], 1)
-    assert await _vault(env) == NODE_FLOAT + 30 * M
-    assert await _wallet(env) == FUNDED - 30 * M
+    assert await node_vault(env) == NODE_FLOAT + 30 * M
+    assert await wallet_tokens(env) == FUNDED - 30 * M
     data = await env.user.get_escrow_deposit_data(escrow_id)
     assert (data.status, data.locked_amount) == ("FINALIZED", 0)
     assert await env.user.escrow_head() == 1
@@ -205,12 +185,12 @@ async def test_purges_walk_the_queue_in_order_within_the_step_limit(env: Env) ->
     assert tx.event("EscrowDepositsPurged").args["escrowIds"] == [first[2]]
     assert await env.user.escrow_head() == 1
     assert await env.user.get_unlockable_escrow_deposit_stats() == (1, 20 * M)
-    assert await _vault(env) == NODE_FLOAT + 10 * M
+    assert await node_vault(env) == NODE_FLOAT + 10 * M
 
 
 async def test_any_accepted_state_purges_unlocked_escrow_deposits_first(env: Env) -> None:
     _ch, _lock, escrow_id, _unlock = await _escrow_deposit(env)
-    home = await _open_here(env)
+    home = await open_here(env)
     await env.chain.time_travel(UNLOCK)
     # a home-channel deposit: the purge runs after its funds move, before its event
     tx = await env.user.deposit_to_channel(home.id, home.deposit("5"))
@@ -235,15 +215,15 @@ async def test_a_challenge_before_the_unlock_disputes_the_deposit_for_a_day(env:
     tx = await env.other.purge_escrow_deposits(64)
     assert tx.event_names == ()
     assert await env.user.escrow_head() == 1
-    assert await _vault(env) == NODE_FLOAT
+    assert await node_vault(env) == NODE_FLOAT
 
     # once the dispute has expired the deposit goes back to the user, whatever the state given
     await next_block_at(env.chain, expiry + 1)
     tx = await env.other.finalize_escrow_deposit(ch.id, escrow_id, ch.contract(lock))
     assert tx.event_names == ("EscrowDepositFinalized",)
     assert tx.event("EscrowDepositFinalized").args["state"]["intent"] == 4  # the record's
-    assert await _wallet(env) == FUNDED
-    assert await _vault(env) == NODE_FLOAT
+    assert await wallet_tokens(env) == FUNDED
+    assert await node_vault(env) == NODE_FLOAT
     data = await env.user.get_escrow_deposit_data(escrow_id)
     assert (data.status, data.locked_amount, data.challenge_expiry) == ("FINALIZED", 0, 0)
 
@@ -260,12 +240,12 @@ async def test_escrow_amounts_compare_across_decimals(env: Env) -> None:
     await env.user.initiate_escrow_deposit(ch.definition, lock)
     escrow_id = ch.state["escrow_channel_id"]
     await env.node.finalize_escrow_deposit(ch.id, escrow_id, ch.contract(ch.advance(20, "30")))
-    assert await _vault(env) == NODE_FLOAT + 30 * M
-    assert await _wallet(env) == FUNDED - 30 * M
+    assert await node_vault(env) == NODE_FLOAT + 30 * M
+    assert await wallet_tokens(env) == FUNDED - 30 * M
 
 
 async def test_a_native_escrow_deposit_takes_exactly_its_value(env: Env) -> None:
-    ch = _remote_channel(env)
+    ch = remote_channel(env)
     lock = ch.contract(
         ch.advance(120, "0.5", blockchain_id=str(env.chain.chain_id), token_address=ZERO_ADDRESS)
     )
@@ -292,7 +272,7 @@ async def test_a_disputed_deposit_can_still_be_finalized_until_its_expiry_second
     tx = await env.node.finalize_escrow_deposit(ch.id, escrow_id, ch.contract(ch.advance(20, "30")))
     assert await block_time(env, tx) == expiry
     assert tx.event_names == ("NodeBalanceUpdated", "EscrowDepositFinalized")
-    assert await _vault(env) == NODE_FLOAT + 30 * M
+    assert await node_vault(env) == NODE_FLOAT + 30 * M
 
 
 async def test_escrow_deposit_challenges_that_the_real_hub_refuses(env: Env) -> None:
@@ -320,14 +300,14 @@ async def test_a_second_challenge_is_judged_by_its_signature_first(env: Env) -> 
 
 
 async def test_escrow_deposits_that_the_real_hub_refuses(env: Env) -> None:
-    ch = _remote_channel(env)
+    ch = remote_channel(env)
     lock_wire = ch.advance(120, "30", **_here(env))
     lock = ch.contract(lock_wire)
 
     # wrong intent: a home deposit state is not a lock
     await reverts(
         "IncorrectStateIntent",
-        env.user.initiate_escrow_deposit(ch.definition, ch.contract(_remote_channel(env).state)),
+        env.user.initiate_escrow_deposit(ch.definition, ch.contract(remote_channel(env).state)),
     )
     # bad signature: the lock signed by another key in the user's place
     forged = dict(lock_wire)
@@ -336,7 +316,7 @@ async def test_escrow_deposits_that_the_real_hub_refuses(env: Env) -> None:
         "IncorrectSignature", env.user.initiate_escrow_deposit(ch.definition, ch.contract(forged))
     )
     # wrong chain: an escrow ledger on a chain that is not this one
-    elsewhere = _remote_channel(env)
+    elsewhere = remote_channel(env)
     wrong = elsewhere.advance(120, "30", blockchain_id=str(ELSEWHERE), token_address=FOREIGN_TOKEN)
     await reverts(
         "IncorrectNonHomeChain",
@@ -365,8 +345,8 @@ async def test_escrow_deposits_that_the_real_hub_refuses(env: Env) -> None:
         "IncorrectStateVersion",
         env.other.finalize_escrow_deposit(ch.id, escrow_id, ch.contract(skipped)),
     )
-    assert await _wallet(env) == FUNDED - 30 * M
-    assert await _vault(env) == NODE_FLOAT
+    assert await wallet_tokens(env) == FUNDED - 30 * M
+    assert await node_vault(env) == NODE_FLOAT
 
 
 # --- escrow deposit, home side -------------------------------------------------------------------
@@ -375,7 +355,7 @@ async def test_escrow_deposits_that_the_real_hub_refuses(env: Env) -> None:
 async def test_an_escrow_deposit_on_the_home_chain_moves_the_nodes_lock_to_the_user(
     env: Env,
 ) -> None:
-    ch = await _open_here(env)
+    ch = await open_here(env)
     lock_wire = ch.advance(120, "30", **_foreign())
     lock = ch.contract(lock_wire)
     escrow_id = lock_wire["escrow_channel_id"]
@@ -393,7 +373,7 @@ async def test_an_escrow_deposit_on_the_home_chain_moves_the_nodes_lock_to_the_u
         4,
     )
     assert data.locked_funds == 130 * M
-    assert await _vault(env) == NODE_FLOAT - 30 * M
+    assert await node_vault(env) == NODE_FLOAT - 30 * M
     # the home side keeps no escrow record
     assert (await env.user.get_escrow_deposit_data(escrow_id)).status == "VOID"
 
@@ -407,16 +387,16 @@ async def test_an_escrow_deposit_on_the_home_chain_moves_the_nodes_lock_to_the_u
         130 * M,
         5,
     )
-    assert await _vault(env) == NODE_FLOAT - 30 * M
+    assert await node_vault(env) == NODE_FLOAT - 30 * M
 
     # the user can now take out what it deposited plus the escrowed amount
     await env.user.withdraw_from_channel(ch.id, ch.withdraw("130"))
-    assert await _wallet(env) == FUNDED - 100 * M + 130 * M
+    assert await wallet_tokens(env) == FUNDED - 100 * M + 130 * M
     assert (await env.user.get_channel_data(ch.id)).locked_funds == 0
 
 
 async def test_a_home_escrow_finalization_must_follow_the_lock(env: Env) -> None:
-    ch = await _open_here(env)
+    ch = await open_here(env)
     lock_wire = ch.advance(120, "30", **_foreign())  # co-signed, never submitted
     finalize = ch.contract(ch.advance(20, "30"))
     await reverts(
@@ -435,14 +415,14 @@ async def test_a_home_escrow_finalization_must_follow_the_lock(env: Env) -> None
 
 
 async def test_an_escrow_withdrawal_pays_the_user_from_the_node_vault(env: Env) -> None:
-    ch = _remote_channel(env)
+    ch = remote_channel(env)
     lock_wire = ch.advance(110, "40", **_here(env))
     escrow_id = lock_wire["escrow_channel_id"]
     assert escrow_id == escrow_channel_id(ch.id, 2)
     tx = await env.user.initiate_escrow_withdrawal(ch.definition, ch.contract(lock_wire))
     assert tx.event_names == ("NodeBalanceUpdated", "EscrowWithdrawalInitiated")
-    assert await _vault(env) == NODE_FLOAT - 40 * M
-    assert await _wallet(env) == FUNDED
+    assert await node_vault(env) == NODE_FLOAT - 40 * M
+    assert await wallet_tokens(env) == FUNDED
     data = await env.user.get_escrow_withdrawal_data(escrow_id)
     assert (data.channel_id, data.status, data.locked_amount) == (ch.id, "INITIALIZED", 40 * M)
     assert (data.unlock_at, data.challenge_expiry) == (0, 0)
@@ -450,8 +430,8 @@ async def test_an_escrow_withdrawal_pays_the_user_from_the_node_vault(env: Env) 
     finalize = ch.contract(ch.advance(21, "40"))
     tx = await env.other.finalize_escrow_withdrawal(ch.id, escrow_id, finalize)
     assert tx.event_names == ("EscrowWithdrawalFinalized",)
-    assert await _wallet(env) == FUNDED + 40 * M
-    assert await _vault(env) == NODE_FLOAT - 40 * M
+    assert await wallet_tokens(env) == FUNDED + 40 * M
+    assert await node_vault(env) == NODE_FLOAT - 40 * M
     data = await env.user.get_escrow_withdrawal_data(escrow_id)
     assert (data.status, data.locked_amount) == ("FINALIZED", 0)
     await reverts(
@@ -462,7 +442,7 @@ async def test_an_escrow_withdrawal_pays_the_user_from_the_node_vault(env: Env) 
 async def test_a_disputed_escrow_withdrawal_returns_to_the_vault_after_its_expiry(
     env: Env,
 ) -> None:
-    ch = _remote_channel(env)
+    ch = remote_channel(env)
     lock_wire = ch.advance(110, "40", **_here(env))
     escrow_id = lock_wire["escrow_channel_id"]
     await env.user.initiate_escrow_withdrawal(ch.definition, ch.contract(lock_wire))
@@ -477,26 +457,26 @@ async def test_a_disputed_escrow_withdrawal_returns_to_the_vault_after_its_expir
     await next_block_at(env.chain, expiry + 1)
     tx = await env.other.finalize_escrow_withdrawal(ch.id, escrow_id, ch.contract(lock_wire))
     assert tx.event_names == ("NodeBalanceUpdated", "EscrowWithdrawalFinalized")
-    assert await _vault(env) == NODE_FLOAT
-    assert await _wallet(env) == FUNDED
+    assert await node_vault(env) == NODE_FLOAT
+    assert await wallet_tokens(env) == FUNDED
     assert (await env.user.get_escrow_withdrawal_data(escrow_id)).status == "FINALIZED"
 
 
 async def test_escrow_withdrawals_that_the_real_hub_refuses(env: Env) -> None:
     # more than the node's vault holds
-    rich = _remote_channel(env, funded="1000")
+    rich = remote_channel(env, funded="1000")
     big = rich.advance(110, "600", **_here(env))
     await reverts(
         "InsufficientNodeBalance",
         env.user.initiate_escrow_withdrawal(rich.definition, rich.contract(big)),
     )
-    ch = _remote_channel(env)
+    ch = remote_channel(env)
     lock_wire = ch.advance(110, "40", **_here(env))
     lock = ch.contract(lock_wire)
     escrow_id = lock_wire["escrow_channel_id"]
     await reverts(
         "IncorrectStateIntent",
-        env.user.initiate_escrow_withdrawal(ch.definition, ch.contract(_remote_channel(env).state)),
+        env.user.initiate_escrow_withdrawal(ch.definition, ch.contract(remote_channel(env).state)),
     )
     await reverts(
         "NoChannelIdFoundForEscrow",
@@ -515,21 +495,21 @@ async def test_escrow_withdrawals_that_the_real_hub_refuses(env: Env) -> None:
         "IncorrectSignature",
         env.other.finalize_escrow_withdrawal(ch.id, escrow_id, ch.contract(forged)),
     )
-    assert await _vault(env) == NODE_FLOAT - 40 * M
-    assert await _wallet(env) == FUNDED
+    assert await node_vault(env) == NODE_FLOAT - 40 * M
+    assert await wallet_tokens(env) == FUNDED
 
 
 async def test_an_escrow_withdrawal_on_the_home_chain_debits_the_user_to_the_vault(
     env: Env,
 ) -> None:
-    ch = await _open_here(env)
+    ch = await open_here(env)
     lock_wire = ch.advance(110, "40", **_foreign())
     escrow_id = lock_wire["escrow_channel_id"]
     tx = await env.user.initiate_escrow_withdrawal(ch.definition, ch.contract(lock_wire))
     assert tx.event_names == ("EscrowWithdrawalInitiatedOnHome",)
     assert tx.event("EscrowWithdrawalInitiatedOnHome").args["escrowId"] == escrow_id
     assert (await env.user.get_channel_data(ch.id)).locked_funds == 100 * M
-    assert await _vault(env) == NODE_FLOAT
+    assert await node_vault(env) == NODE_FLOAT
     assert (await env.user.get_escrow_withdrawal_data(escrow_id)).status == "VOID"
 
     # the user paid on the other chain by the node: its home allocation goes to the vault
@@ -537,8 +517,8 @@ async def test_an_escrow_withdrawal_on_the_home_chain_debits_the_user_to_the_vau
         ch.id, escrow_id, ch.contract(ch.advance(21, "40"))
     )
     assert tx.event_names == ("NodeBalanceUpdated", "EscrowWithdrawalFinalizedOnHome")
-    assert await _vault(env) == NODE_FLOAT + 40 * M
+    assert await node_vault(env) == NODE_FLOAT + 40 * M
     data = await env.user.get_channel_data(ch.id)
     assert (data.locked_funds, data.status) == (60 * M, "OPERATING")
     assert int(data.last_state["homeLedger"]["userAllocation"]) == 60 * M
-    assert await _wallet(env) == FUNDED - 100 * M
+    assert await wallet_tokens(env) == FUNDED - 100 * M

@@ -17,7 +17,21 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from channelhub_helpers import NODE_FLOAT, Channel, Env, M, make_env, reverts
+from channelhub_helpers import (
+    ELSEWHERE,
+    FOREIGN,
+    FOREIGN_TOKEN,
+    NODE_FLOAT,
+    Channel,
+    Env,
+    M,
+    make_env,
+    node_vault,
+    open_here,
+    remote_channel,
+    reverts,
+    wallet_tokens,
+)
 
 from settlement_widgets.channel.v1.core.migration import (
     finalize_migration_state,
@@ -28,11 +42,6 @@ from settlement_widgets.sandbox import Chain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-#: a chain id this test only names: the other end of every migration
-FOREIGN = 990_001
-FOREIGN_TOKEN = "0x00000000000000000000000000000000000000f0"
-#: a third chain, neither this one nor FOREIGN
-ELSEWHERE = 990_002
 FUNDED = 1_000 * M  # the user's wallet after make_env
 
 
@@ -66,32 +75,11 @@ def _finalize(ch: Channel) -> dict[str, Any]:
     return ch.contract(state)
 
 
-def _remote(env: Env, funded: str = "100") -> Channel:
-    """A channel whose home is FOREIGN, funded there (off-chain here)."""
-    ch = Channel(env, token=FOREIGN_TOKEN, home_chain=FOREIGN)
-    ch.advance(10, funded)
-    return ch
-
-
-async def _open_here(env: Env, amount: str = "100") -> Channel:
-    ch = Channel(env)
-    await env.user.create_channel(ch.definition, ch.deposit(amount))
-    return ch
-
-
-async def _wallet(env: Env) -> int:
-    return await env.user.token_balance(env.token)
-
-
-async def _vault(env: Env) -> int:
-    return await env.user.get_node_balance(env.token)
-
-
 # --- migration IN (this chain is the new home) ---------------------------------------------------
 
 
 async def test_initiating_a_migration_in_opens_the_channel_with_the_nodes_lock(env: Env) -> None:
-    ch = _remote(env, "40")
+    ch = remote_channel(env, "40")
     migrate = _migrate(ch, env.chain.chain_id, env.token)
     # home ledger: the old home (FOREIGN); non-home: this chain, the node's lock of 40
     assert (migrate["intent"], migrate["homeLedger"]["chainId"]) == (8, str(FOREIGN))
@@ -100,7 +88,7 @@ async def test_initiating_a_migration_in_opens_the_channel_with_the_nodes_lock(e
     tx = await env.other.initiate_migration(ch.definition, migrate)
     assert tx.event_names == ("NodeBalanceUpdated", "MigrationInInitiated")
     assert tx.event("MigrationInInitiated").args["channelId"] == ch.id
-    assert await _vault(env) == NODE_FLOAT - 40 * M
+    assert await node_vault(env) == NODE_FLOAT - 40 * M
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds) == ("MIGRATING_IN", 40 * M)
     # stored swapped: the home ledger is this chain's, and the signatures are dropped
@@ -113,7 +101,7 @@ async def test_initiating_a_migration_in_opens_the_channel_with_the_nodes_lock(e
 
 
 async def test_finalizing_a_migration_in_makes_the_funds_the_users_here(env: Env) -> None:
-    ch = _remote(env, "40")
+    ch = remote_channel(env, "40")
     await env.other.initiate_migration(ch.definition, _migrate(ch, env.chain.chain_id, env.token))
     finalize = _finalize(ch)
     assert (finalize["intent"], finalize["homeLedger"]["chainId"]) == (9, str(env.chain.chain_id))
@@ -123,20 +111,20 @@ async def test_finalizing_a_migration_in_makes_the_funds_the_users_here(env: Env
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds) == ("OPERATING", 40 * M)
     assert int(data.last_state["homeLedger"]["userAllocation"]) == 40 * M
-    assert await _vault(env) == NODE_FLOAT - 40 * M
+    assert await node_vault(env) == NODE_FLOAT - 40 * M
 
     # the channel now lives here: a withdrawal pays the user from what migrated
     await env.user.withdraw_from_channel(ch.id, ch.withdraw("15"))
-    assert await _wallet(env) == FUNDED + 15 * M
+    assert await wallet_tokens(env) == FUNDED + 15 * M
     # and a close pays out the rest
     await env.user.close_channel(ch.id, ch.finalize())
-    assert await _wallet(env) == FUNDED + 40 * M
+    assert await wallet_tokens(env) == FUNDED + 40 * M
     assert (await env.user.get_channel_data(ch.id)).status == "CLOSED"
-    assert await _vault(env) == NODE_FLOAT - 40 * M
+    assert await node_vault(env) == NODE_FLOAT - 40 * M
 
 
 async def test_a_migration_in_needs_the_node_to_have_the_funds(env: Env) -> None:
-    ch = _remote(env, str(NODE_FLOAT // M + 1))
+    ch = remote_channel(env, str(NODE_FLOAT // M + 1))
     await reverts(
         "InsufficientNodeBalance",
         env.other.initiate_migration(ch.definition, _migrate(ch, env.chain.chain_id, env.token)),
@@ -144,16 +132,16 @@ async def test_a_migration_in_needs_the_node_to_have_the_funds(env: Env) -> None
 
 
 async def test_a_migration_in_cannot_be_initiated_twice(env: Env) -> None:
-    ch = _remote(env, "40")
+    ch = remote_channel(env, "40")
     migrate = _migrate(ch, env.chain.chain_id, env.token)
     await env.other.initiate_migration(ch.definition, migrate)
     # now this hub holds the channel with its home here: the state's home ledger is not it
     await reverts("IncorrectHomeChainId", env.other.initiate_migration(ch.definition, migrate))
-    assert await _vault(env) == NODE_FLOAT - 40 * M
+    assert await node_vault(env) == NODE_FLOAT - 40 * M
 
 
 async def test_finalizing_in_needs_the_initiating_state_first(env: Env) -> None:
-    ch = _remote(env, "40")
+    ch = remote_channel(env, "40")
     _migrate(ch, env.chain.chain_id, env.token)
     finalize = _finalize(ch)
     # no channel here yet: the validator refuses to check a signature for the zero user
@@ -161,7 +149,7 @@ async def test_finalizing_in_needs_the_initiating_state_first(env: Env) -> None:
 
 
 async def test_a_migration_to_a_third_chain_is_refused_here(env: Env) -> None:
-    ch = _remote(env, "40")
+    ch = remote_channel(env, "40")
     migrate = _migrate(ch, ELSEWHERE, FOREIGN_TOKEN)
     # neither ledger is this chain: after the swap the home ledger names ELSEWHERE
     await reverts("IncorrectHomeChainId", env.other.initiate_migration(ch.definition, migrate))
@@ -171,9 +159,9 @@ async def test_a_migration_to_a_third_chain_is_refused_here(env: Env) -> None:
 
 
 async def test_a_migration_out_checkpoints_then_releases_the_channel_to_the_vault(env: Env) -> None:
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     ch.advance(31, "5", account_id="0x" + "11" * 20, tx_id="0x" + "22" * 32)  # off chain
-    assert await _vault(env) == NODE_FLOAT
+    assert await node_vault(env) == NODE_FLOAT
 
     migrate = _migrate(ch, FOREIGN, FOREIGN_TOKEN)
     tx = await env.other.initiate_migration(ch.definition, migrate)
@@ -181,31 +169,31 @@ async def test_a_migration_out_checkpoints_then_releases_the_channel_to_the_vaul
     assert tx.event_names == ("NodeBalanceUpdated", "MigrationOutInitiated")
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds) == ("OPERATING", 105 * M)
-    assert await _vault(env) == NODE_FLOAT - 5 * M
+    assert await node_vault(env) == NODE_FLOAT - 5 * M
 
     tx = await env.other.finalize_migration(ch.id, _finalize(ch))
     assert tx.event_names == ("NodeBalanceUpdated", "MigrationOutFinalized")
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds) == ("MIGRATED_OUT", 0)
     # the node holds the user's funds now on the new home: here everything is the vault's
-    assert await _vault(env) == NODE_FLOAT + 100 * M
-    assert await _wallet(env) == FUNDED - 100 * M
+    assert await node_vault(env) == NODE_FLOAT + 100 * M
+    assert await wallet_tokens(env) == FUNDED - 100 * M
     assert int(data.last_state["homeLedger"]["chainId"]) == env.chain.chain_id
     assert await env.user.get_open_channels() == []
     assert await env.user.get_channel_ids() == []
 
 
 async def test_a_migration_out_can_be_finalized_without_its_initiation(env: Env) -> None:
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     _migrate(ch, FOREIGN, FOREIGN_TOKEN)
     tx = await env.other.finalize_migration(ch.id, _finalize(ch))
     assert tx.event_names == ("NodeBalanceUpdated", "MigrationOutFinalized")
     assert (await env.user.get_channel_data(ch.id)).status == "MIGRATED_OUT"
-    assert await _vault(env) == NODE_FLOAT + 100 * M
+    assert await node_vault(env) == NODE_FLOAT + 100 * M
 
 
 async def test_a_migrated_out_channel_takes_no_more_states(env: Env) -> None:
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     migrate = _migrate(ch, FOREIGN, FOREIGN_TOKEN)
     await env.other.initiate_migration(ch.definition, migrate)
     finalize = _finalize(ch)
@@ -215,11 +203,11 @@ async def test_a_migrated_out_channel_takes_no_more_states(env: Env) -> None:
     await reverts("IncorrectHomeChainId", env.other.initiate_migration(ch.definition, migrate))
     # the channel's states now name FOREIGN as home: this hub takes none of them
     await reverts("IncorrectHomeChainId", env.user.deposit_to_channel(ch.id, ch.deposit("1")))
-    assert await _vault(env) == NODE_FLOAT + 100 * M
+    assert await node_vault(env) == NODE_FLOAT + 100 * M
 
 
 async def test_initiating_out_twice_is_a_stale_version(env: Env) -> None:
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     migrate = _migrate(ch, FOREIGN, FOREIGN_TOKEN)
     await env.other.initiate_migration(ch.definition, migrate)
     await reverts("IncorrectStateVersion", env.other.initiate_migration(ch.definition, migrate))
@@ -229,7 +217,7 @@ async def test_initiating_out_twice_is_a_stale_version(env: Env) -> None:
 
 
 async def test_the_entry_points_take_only_their_intent(env: Env) -> None:
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     deposit = ch.deposit("1")
     await reverts("IncorrectStateIntent", env.other.initiate_migration(ch.definition, deposit))
     await reverts("IncorrectStateIntent", env.other.finalize_migration(ch.id, deposit))
@@ -242,7 +230,7 @@ async def test_the_entry_points_take_only_their_intent(env: Env) -> None:
 
 
 async def test_both_signatures_are_checked(env: Env) -> None:
-    ch = _remote(env, "40")
+    ch = remote_channel(env, "40")
     migrate = _migrate(ch, env.chain.chain_id, env.token)
     forged = dict(migrate, userSig=migrate["nodeSig"])
     await reverts("IncorrectSignature", env.other.initiate_migration(ch.definition, forged))
@@ -252,11 +240,11 @@ async def test_both_signatures_are_checked(env: Env) -> None:
     tampered = {**migrate, "nonHomeLedger": {**migrate["nonHomeLedger"], "nodeAllocation": "1"}}
     await reverts("IncorrectSignature", env.other.initiate_migration(ch.definition, tampered))
     assert (await env.user.get_channel_data(ch.id)).status == "VOID"
-    assert await _vault(env) == NODE_FLOAT
+    assert await node_vault(env) == NODE_FLOAT
 
 
 async def test_the_node_lock_must_match_the_users_allocation(env: Env) -> None:
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     state = migrate_state(ch.state, blockchain_id=FOREIGN, token=FOREIGN_TOKEN)
     state["escrow_ledger"]["node_balance"] = "90"
     state["escrow_ledger"]["node_net_flow"] = "90"
@@ -268,10 +256,10 @@ async def test_the_node_lock_must_match_the_users_allocation(env: Env) -> None:
 
 
 async def test_a_channel_that_migrated_out_can_migrate_back_in(env: Env) -> None:
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     _migrate(ch, FOREIGN, FOREIGN_TOKEN)
     await env.other.finalize_migration(ch.id, _finalize(ch))
-    assert await _vault(env) == NODE_FLOAT + 100 * M
+    assert await node_vault(env) == NODE_FLOAT + 100 * M
     # off chain on FOREIGN the user receives 5, then the channel comes home again
     ch.advance(31, "5", account_id="0x" + "11" * 20, tx_id="0x" + "22" * 32)
     tx = await env.other.initiate_migration(
@@ -279,7 +267,7 @@ async def test_a_channel_that_migrated_out_can_migrate_back_in(env: Env) -> None
     )
     assert tx.event_names == ("NodeBalanceUpdated", "MigrationInInitiated")
     assert (await env.user.get_channel_data(ch.id)).status == "MIGRATING_IN"
-    assert await _vault(env) == NODE_FLOAT - 5 * M
+    assert await node_vault(env) == NODE_FLOAT - 5 * M
     await env.other.finalize_migration(ch.id, _finalize(ch))
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds) == ("OPERATING", 105 * M)
@@ -293,7 +281,7 @@ async def test_a_challenge_on_the_old_chain_is_answered_by_finalizing_the_migrat
     the node answers with the co-signed finalizing state before the dispute expires: the
     channel is MIGRATED_OUT and its funds the vault's (the user's balance is on the new chain).
     The migrate state itself never went on chain here, so the finalizing one skips a version."""
-    ch = await _open_here(env, "100")
+    ch = await open_here(env, "100")
     on_chain = ch.state
     _migrate(ch, FOREIGN, FOREIGN_TOKEN)
     finalize = _finalize(ch)
@@ -311,4 +299,4 @@ async def test_a_challenge_on_the_old_chain_is_answered_by_finalizing_the_migrat
     assert tx.event_names == ("NodeBalanceUpdated", "MigrationOutFinalized")
     data = await env.user.get_channel_data(ch.id)
     assert (data.status, data.locked_funds, data.challenge_expiry) == ("MIGRATED_OUT", 0, 0)
-    assert await _vault(env) == NODE_FLOAT + 100 * M
+    assert await node_vault(env) == NODE_FLOAT + 100 * M

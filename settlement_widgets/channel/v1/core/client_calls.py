@@ -277,12 +277,7 @@ class V1ClientCore(AppSessionCalls):
         apply_transition(state, transition)
         decimals = await self.assets.asset_decimals(state["asset"])
         check_advancement(current, state, asset_decimals=decimals)  # the SDK's messages
-        state["user_sig"] = await self.sign_state(state)
-        if self.on_signed is not None:
-            self.on_signed(state, None)
-        reply = await self.channels_v1_submit_state(state)
-        state["node_sig"] = _signature_from(reply, "submit_state")
-        return state
+        return await self._submit_built(state)
 
     async def _home_chain(self, asset: str, state: Mapping[str, Any] | None) -> int:
         chain = self.home_blockchains.get(asset)
@@ -494,8 +489,8 @@ class V1ClientCore(AppSessionCalls):
         return state
 
     async def _submit_built(self, state: dict[str, Any]) -> dict[str, Any]:
-        """Sign a state built outside the SDK's transitions (a migration's), write it ahead,
-        submit it and add the node's signature."""
+        """Sign a state (built by the SDK's transitions, or outside them: a migration's),
+        write it ahead, submit it and add the node's signature."""
         state["user_sig"] = await self.sign_state(state)
         if self.on_signed is not None:
             self.on_signed(state, None)

@@ -340,7 +340,6 @@ class EscrowDeposits:
             self.ledger.put_escrow(latest)
 
     async def _escrow_action(self, escrow: Mapping[str, Any], action: str) -> HubTx | None:
-        from ..chain.hub_types import contract_definition
         from ..core.calldata import contract_state_from_wire
 
         if escrow["kind"] == "migration":
@@ -369,14 +368,7 @@ class EscrowDeposits:
             return None  # on chain already (this step, or a later state of the channel)
         contract = contract_state_from_wire(state, decimals)
         if action == "home_lock":
-            definition = contract_definition(
-                user=channel["user_wallet"],
-                node=self.config.node_key.address,
-                asset=channel["asset"],
-                nonce=int(channel["nonce"]),
-                challenge_duration=int(channel["challenge_duration"]),
-                approved_sig_validators=channel["approved_sig_validators"],
-            )
+            definition = self._definition(escrow["channel_id"])
             initiate = hub.initiate_escrow_deposit if deposit else hub.initiate_escrow_withdrawal
             return await initiate(definition, contract)
         finalize = hub.finalize_escrow_deposit if deposit else hub.finalize_escrow_withdrawal
