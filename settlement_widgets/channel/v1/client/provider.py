@@ -17,9 +17,11 @@ Persistence follows the v0.5 provider's rule, persist before you rely on it
 node sees it, the node's signature is added before the call returns, and the on-chain step a
 co-signed state needs is written ``pending`` before it is sent. :meth:`recover` (run by
 :meth:`connect`) finishes what a crash interrupted: it adopts the node's signature of a state
-the node accepted, resubmits one it never saw, and sends on-chain steps the chain does not
-show yet; an escrow or a migration whose first state and on-chain step are done gets its
-second state (a migration then its ``finalizeMigration``).
+the node accepted, resubmits one it never saw (several, for transfers that were pipelined:
+those the node took are recorded, the rest resubmitted in order or dropped if the node has
+moved on), and sends on-chain steps the chain does not show yet; an escrow or a migration
+whose first state and on-chain step are done gets its second state (a migration then its
+``finalizeMigration``).
 
 Amounts are integers in the asset's smallest units (``10**decimals`` of the node's asset
 table); the wire's display-unit decimal strings are made and read at the edge.
@@ -73,8 +75,9 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
     # --- recovery -----------------------------------------------------------------------
 
     async def recover(self) -> list[str]:
-        """Finish what a crashed provider left: adopt or resubmit the last signed state,
-        then send pending on-chain steps the chain does not show yet. Returns what it did."""
+        """Finish what a crashed provider left: adopt or resubmit the last signed state
+        (or settle several pending transfer states, :meth:`_recover_pipeline`), then send
+        pending on-chain steps the chain does not show yet. Returns what it did."""
         done: list[str] = []
         async with self._op_lock:
             mine = self.store.latest_state(self._asset)
