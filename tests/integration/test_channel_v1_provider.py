@@ -8,6 +8,7 @@ wallet's token balance.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 import pytest_asyncio
 from channel_helpers import BACKENDS, fresh_wallet
 
+from settlement_widgets.channel.models import Transfer
 from settlement_widgets.channel.v1 import ChannelProviderV1
 from settlement_widgets.channel.v1.client.store import V1Store
 from settlement_widgets.errors import (
@@ -25,6 +27,7 @@ from settlement_widgets.errors import (
     InsufficientBalanceError,
     InvalidAmountError,
     RelayUnavailableError,
+    SettlementError,
     TransactionFailedError,
 )
 from settlement_widgets.keys import PrivateKey
@@ -408,3 +411,221 @@ async def test_a_transfer_is_one_request_until_the_node_has_moved_on(sb: LocalSa
     finally:
         await pa.close()
         await pb.close()
+
+
+# --- pipelined transfers (issue 37) ------------------------------------------------------
+
+
+def _count_submits_in_flight(provider: ChannelProviderV1) -> dict[str, int]:
+    """Count ``submit_state`` requests between their send and their reply, on the client's
+    transport (the real one, wrapped): ``most`` above 1 means a state was sent before the
+    one ahead of it was answered."""
+    seen = {"now": 0, "most": 0, "sent": 0}
+    exchange = provider.client.exchange
+
+    async def counted(request: Any) -> Any:
+        if request.method != "channels.v1.submit_state":
+            return await exchange(request)
+        seen["now"] += 1
+        seen["sent"] += 1
+        seen["most"] = max(seen["most"], seen["now"])
+        try:
+            return await exchange(request)
+        finally:
+            seen["now"] -= 1
+
+    provider.client.exchange = counted  # type: ignore[method-assign]
+    return seen
+
+
+async def _store_and_node_agree(provider: ChannelProviderV1) -> dict[str, Any]:
+    """Every state in the store is co-signed, versions run without a gap, and the latest
+    is the node's latest (version, signatures, balance). Returns it."""
+    states = provider.store.states(provider.asset)
+    versions = [int(s["version"]) for s in states]
+    assert versions == list(range(versions[0], versions[0] + len(versions)))
+    assert all(s.get("user_sig") and s.get("node_sig") for s in states)
+    node = await provider.client.get_latest_state(provider.address, provider.asset, False)
+    mine = states[-1]
+    assert node is not None and node["version"] == mine["version"]
+    assert node["node_sig"] == mine["node_sig"] and node["user_sig"] == mine["user_sig"]
+    assert node["home_ledger"]["user_balance"] == mine["home_ledger"]["user_balance"]
+    return mine
+
+
+async def test_64_transfers_in_flight_are_pipelined(sb: LocalSandbox) -> None:
+    """64 concurrent transfers on one provider: states are sent before the ones ahead are
+    answered, and each completes once, with its own history line, store and node agreeing."""
+    alice, bob = await fresh_wallet(sb), await fresh_wallet(sb, tokens=0)
+    pa = await _provider(sb, alice)
+    try:
+        channel = await pa.create_channel(pa.node_address, pa.asset, 50 * U)
+        flight = _count_submits_in_flight(pa)
+        amounts = [1000 + i for i in range(64)]
+        done = await asyncio.gather(*(pa.transfer(channel.id, a, bob.address) for a in amounts))
+        assert [t.amount for t in done] == amounts
+        assert len({t.id for t in done}) == 64
+        assert flight["most"] > 1  # pipelined, not one round trip after another
+        assert flight["sent"] == 64  # and no state was refused and sent again
+        assert await pa.balances() == {pa.asset: 50 * U - sum(amounts)}
+        await _store_and_node_agree(pa)
+        lines = [(t.amount, t.recipient) for t in pa.transfers() if t.direction == "out"]
+        assert sorted(lines) == sorted((a, bob.address) for a in amounts)
+        history = await pa.client.get_transactions(
+            alice.address, asset=pa.asset, tx_type=30, pagination={"limit": 100}
+        )
+        assert len(history["transactions"]) == 64
+    finally:
+        await pa.close()
+
+
+async def test_a_refusal_in_the_middle_of_a_pipeline(sb: LocalSandbox) -> None:
+    """The 5th of 10 pipelined transfers is refused by the node (to the wallet itself): that
+    call raises, the states sent behind it (refused too: their predecessor is not the
+    node's latest) leave the store and are sent again, and every other call completes
+    exactly once. Then the 5th of 10 asks more than the channel holds: refused before it
+    is sent, the others go on."""
+    carol, dave = await fresh_wallet(sb), await fresh_wallet(sb, tokens=0)
+    pc = await _provider(sb, carol)
+    try:
+        channel = await pc.create_channel(pc.node_address, pc.asset, 10 * U)
+        flight = _count_submits_in_flight(pc)
+        to = [dave.address] * 10
+        to[4] = carol.address
+        results = await asyncio.gather(
+            *(pc.transfer(channel.id, U // 10, who) for who in to), return_exceptions=True
+        )
+        assert isinstance(results[4], SettlementError) and "to self" in str(results[4])
+        sent = [r for i, r in enumerate(results) if i != 4]
+        assert all(isinstance(r, Transfer) for r in sent), results
+        assert flight["most"] > 1
+        assert await pc.balances() == {pc.asset: 10 * U - 9 * (U // 10)}
+        await _store_and_node_agree(pc)
+        assert len([t for t in pc.transfers() if t.direction == "out"]) == 9
+
+        amounts = [U // 10] * 10
+        amounts[4] = 100 * U
+        results = await asyncio.gather(
+            *(pc.transfer(channel.id, a, dave.address) for a in amounts), return_exceptions=True
+        )
+        assert isinstance(results[4], SettlementError)
+        assert all(isinstance(r, Transfer) for i, r in enumerate(results) if i != 4), results
+        assert await pc.balances() == {pc.asset: 10 * U - 18 * (U // 10)}
+        await _store_and_node_agree(pc)
+        assert len([t for t in pc.transfers() if t.direction == "out"]) == 18
+    finally:
+        await pc.close()
+
+
+async def test_the_node_moves_on_during_a_pipeline(sb: LocalSandbox) -> None:
+    """Someone pays the wallet while its transfers are in flight (two of them unanswered,
+    before a third leaves): the node's latest is then its own state, the states built on
+    ours are refused, and each of those transfers is made again on the node's latest; all
+    complete, once."""
+    erin, frank = await fresh_wallet(sb), await fresh_wallet(sb)
+    pe, pf = await _provider(sb, erin), await _provider(sb, frank)
+    try:
+        channel = await pe.create_channel(pe.node_address, pe.asset, 10 * U)
+        theirs = await pf.create_channel(pf.node_address, pf.asset, 10 * U)
+        flight = _count_submits_in_flight(pe)
+        exchange = pe.client.exchange
+
+        paid = asyncio.Event()
+
+        async def paid_with_two_in_flight(request: Any) -> Any:
+            # before a pipelined state leaves behind two unanswered ones (only pipelined
+            # states leave while others are in flight, until one is refused)
+            pipelined = request.method == "channels.v1.submit_state" and flight["now"] >= 2
+            if pipelined and not paid.is_set():
+                paid.set()
+                await pf.transfer(theirs.id, 3 * U, erin.address)
+            return await exchange(request)
+
+        pe.client.exchange = paid_with_two_in_flight  # type: ignore[method-assign]
+        amounts = [U // 10 + i for i in range(12)]
+        done = await asyncio.gather(*(pe.transfer(channel.id, a, frank.address) for a in amounts))
+        assert [t.amount for t in done] == amounts
+        assert paid.is_set()
+        assert flight["sent"] > 12  # some states were refused and sent again
+        assert await pe.balances() == {pe.asset: 10 * U - sum(amounts) + 3 * U}
+        lines = [t.amount for t in pe.transfers() if t.direction == "out"]
+        assert sorted(lines) == amounts
+        await _store_and_node_agree_on_latest(pe)
+        states = pe.store.states(pe.asset)  # ours only: the node's receive is not stored
+        assert all(s.get("user_sig") and s.get("node_sig") for s in states)
+    finally:
+        await pe.close()
+        await pf.close()
+
+
+def _lose_replies(provider: ChannelProviderV1) -> None:
+    """The node takes the first two states submitted and their replies are lost; the third
+    never leaves (as if the process died there)."""
+    submit = provider.client.channels_v1_submit_state
+    calls = 0
+
+    async def lose_replies(state: Any) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise RelayUnavailableError("connection lost before the request")
+        await submit(state)  # the node takes it; its reply is lost
+        raise RelayUnavailableError("connection lost before the reply")
+
+    provider.client.channels_v1_submit_state = lose_replies  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("paid_meanwhile", [False, True], ids=["resubmitted", "dropped"])
+async def test_recover_settles_several_pending_transfer_states(
+    sb: LocalSandbox, paid_meanwhile: bool
+) -> None:
+    """The process dies with three pipelined transfers signed and unanswered: the node took
+    the first two (their replies lost), the third never left. On the next connect the two
+    are adopted (history lines, the node's signature on its latest) and the third is
+    resubmitted on them; or, if the node moved on before the restart (a payment received),
+    the two it took are kept and the third is dropped."""
+    gina, hal = await fresh_wallet(sb), await fresh_wallet(sb)
+    pg = await _provider(sb, gina)
+    store_path = pg.store.path
+    channel = await pg.create_channel(pg.node_address, pg.asset, 10 * U)
+    _lose_replies(pg)
+    results = await asyncio.gather(
+        *(pg.transfer(channel.id, a, hal.address) for a in (U, 2 * U, 4 * U)),
+        return_exceptions=True,
+    )
+    assert all(isinstance(r, RelayUnavailableError) for r in results), results
+    await pg.close()
+    pending = [s for s in V1Store(store_path).states(pg.asset) if not s.get("node_sig")]
+    assert [int(s["version"]) for s in pending] == [2, 3, 4]
+
+    received = 0
+    if paid_meanwhile:
+        ph = await _provider(sb, hal)
+        try:
+            await ph.create_channel(ph.node_address, ph.asset, 10 * U)
+            await ph.transfer(None, U // 2, gina.address)
+            received = U // 2
+        finally:
+            await ph.close()
+    again = await _provider(sb, gina)  # recovers on connect
+    try:
+        sent = [U, 2 * U] if paid_meanwhile else [U, 2 * U, 4 * U]
+        assert await again.balances() == {again.asset: 10 * U - sum(sent) + received}
+        assert [t.amount for t in again.transfers() if t.direction == "out"] == sent
+        versions = [int(s["version"]) for s in again.store.states(again.asset)]
+        assert versions == [1, 2, 3] if paid_meanwhile else [1, 2, 3, 4]
+        if paid_meanwhile:
+            await again.sync()  # co-signs the node's latest (the payment)
+        await _store_and_node_agree_on_latest(again)
+        await again.transfer(channel.id, 1, hal.address)  # and the channel goes on
+        await _store_and_node_agree_on_latest(again)
+    finally:
+        await again.close()
+
+
+async def _store_and_node_agree_on_latest(provider: ChannelProviderV1) -> None:
+    latest = provider.store.latest_state(provider.asset)
+    node = await provider.client.get_latest_state(provider.address, provider.asset, False)
+    assert latest is not None and node is not None
+    assert latest["version"] == node["version"] and latest["node_sig"] == node["node_sig"]
+    assert node["home_ledger"]["user_balance"] == latest["home_ledger"]["user_balance"]

@@ -127,6 +127,12 @@ class ProviderV1Base:
         self._token: str | None = network.token
         #: the state the wallet signed last (the client adds the node's signature to it)
         self._last_signed: Mapping[str, Any] | None = None
+        #: transfers sent and not yet answered, in send order (see TransferOps.transfer);
+        #: typed loosely here, the layer that pipelines owns the entries
+        self._pipeline: list[Any] = []
+        #: a state in flight was refused: those sent after it will be too, so nothing is
+        #: built on them; cleared once the pipeline is empty
+        self._pipeline_broken = False
 
     # --- identity -----------------------------------------------------------------------
 

@@ -17,9 +17,11 @@ Persistence follows the v0.5 provider's rule, persist before you rely on it
 node sees it, the node's signature is added before the call returns, and the on-chain step a
 co-signed state needs is written ``pending`` before it is sent. :meth:`recover` (run by
 :meth:`connect`) finishes what a crash interrupted: it adopts the node's signature of a state
-the node accepted, resubmits one it never saw, and sends on-chain steps the chain does not
-show yet; an escrow or a migration whose first state and on-chain step are done gets its
-second state (a migration then its ``finalizeMigration``).
+the node accepted, resubmits one it never saw (several, for transfers that were pipelined:
+those the node took are recorded, the rest resubmitted in order or dropped if the node has
+moved on), and sends on-chain steps the chain does not show yet; an escrow or a migration
+whose first state and on-chain step are done gets its second state (a migration then its
+``finalizeMigration``).
 
 Amounts are integers in the asset's smallest units (``10**decimals`` of the node's asset
 table); the wire's display-unit decimal strings are made and read at the edge.
@@ -78,12 +80,16 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
     # --- recovery -----------------------------------------------------------------------
 
     async def recover(self) -> list[str]:
-        """Finish what a crashed provider left: adopt or resubmit the last signed state,
-        then send pending on-chain steps the chain does not show yet. Returns what it did."""
+        """Finish what a crashed provider left: adopt or resubmit the last signed state
+        (or settle several pending transfer states, :meth:`_recover_pipeline`), then send
+        pending on-chain steps the chain does not show yet. Returns what it did."""
         done: list[str] = []
         async with self._op_lock:
             mine = self.store.latest_state(self._asset)
-            if mine is not None and not mine.get("node_sig"):
+            pending = self._pending_states()
+            if len(pending) > 1 and all(int(s["transition"]["type"]) == _SEND for s in pending):
+                done += await self._recover_pipeline(pending)
+            elif mine is not None and not mine.get("node_sig"):
                 node = await self._client.get_latest_state(self.address, self._asset, False)
                 same = node is not None and (int(node["epoch"]), int(node["version"])) == (
                     int(mine["epoch"]),
@@ -129,6 +135,54 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
                 cid = str(final["home_channel_id"]).lower()
                 await self._store_and_run_finalize(cid, final)
                 done.append(f"sent migrate_finalize for version {final['version']}")
+        return done
+
+    def _pending_states(self) -> list[dict[str, Any]]:
+        """The states after the latest co-signed one (all signed by us alone), oldest
+        first: one for a call the process died in, several for pipelined transfers."""
+        states = self.store.states(self._asset)
+        signed = [i for i, s in enumerate(states) if s.get("user_sig") and s.get("node_sig")]
+        after = states[signed[-1] + 1 :] if signed else states
+        return [s for s in after if s.get("user_sig") and not s.get("node_sig")]
+
+    async def _recover_pipeline(self, pending: list[dict[str, Any]]) -> list[str]:
+        """Settle several pending states (transfers that were pipelined when the process
+        died). The node applies a connection's states in order and refuses every one after
+        a refusal, so what it has is a prefix of them: the node's history (keyed by each
+        transfer's transaction id) says which. Those happened: their history lines are
+        recorded, and the node's signature is adopted for the one that is its latest. The
+        rest are resubmitted in order if the node's latest is the last state it took of
+        ours (they build on it), else dropped: the node moved on (a transfer received),
+        they can never be applied, and no caller was ever told they were."""
+        done: list[str] = []
+        node = await self._client.get_latest_state(self.address, self._asset, False)
+        taken = {str(tx["id"]) for tx in await self._node_history()}
+        accepted = [s for s in pending if str(s["transition"].get("tx_id")) in taken]
+        rest = pending[len(accepted) :]
+        if any(str(s["transition"].get("tx_id")) in taken for s in rest):
+            raise ChannelStateError(
+                "the node took our pending states out of order: "
+                f"versions {[s['version'] for s in accepted + rest]}; not recovering them"
+            )
+        with self.store.transaction():
+            for state in accepted:
+                ours = node is not None and _same_state(node, state) and node.get("node_sig")
+                if ours:
+                    assert node is not None
+                    self.store.put_state({**state, "node_sig": node["node_sig"]})
+                    done.append(f"adopted the node's signature of version {state['version']}")
+                else:
+                    done.append(f"the node took version {state['version']}")
+                self._recovered_transfer(state)
+        base = accepted[-1] if accepted else self.store.latest_state(self._asset, signed=True)
+        on_ours = node is not None and base is not None and _same_state(node, base)
+        for state in rest:
+            if on_ours:
+                await self._resubmit(state)
+                done.append(f"resubmitted version {state['version']}")
+            else:
+                self.store.forget_refused(state)
+                done.append(f"dropped version {state['version']}: the node moved on")
         return done
 
     def _migration_finalize_unsent(self) -> dict[str, Any] | None:
@@ -224,3 +278,12 @@ class ChannelProviderV1(AppSessionsMixin, TransferOps):
         if row["step"] == "challenge":
             return data.status in ("DISPUTED", "CLOSED")
         return int(data.last_state.get("version", 0)) >= int(row["version"])
+
+
+def _same_state(node: Mapping[str, Any], mine: Mapping[str, Any]) -> bool:
+    """Whether the node's state is ours: same epoch and version, and our signature on it
+    (the node keeps the user's signature of a state it took from us)."""
+    return (int(node["epoch"]), int(node["version"])) == (
+        int(mine["epoch"]),
+        int(mine["version"]),
+    ) and str(node.get("user_sig") or "").lower() == str(mine.get("user_sig") or "").lower()

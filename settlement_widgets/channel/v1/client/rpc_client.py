@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import logging
 import time
@@ -79,14 +80,25 @@ from ..core.rate_limit import (
 )
 from ..core.wire import Frame, MessageType, decode_frame
 
-__all__ = ["EventCallback", "RateLimitedError", "V1RpcClient"]
+__all__ = ["REQUEST_SENT", "EventCallback", "RateLimitedError", "V1RpcClient"]
 
 _log = logging.getLogger(__name__)
 
 EventCallback = Callable[[Frame], Any]
+SentCallback = Callable[["V1RpcClient", Frame], None]
 
 #: the node refuses inbound frames above this (close code 1009)
 MAX_OUTBOUND_FRAME = 131072
+
+#: called with the client and each request frame it hands to the socket, in the task that
+#: sends it (the task may drive other clients too, hence the client): a provider that
+#: pipelines states lets the next one be built as soon as the previous one has left, in
+#: order, without waiting for its answer (the node answers one connection's requests in the
+#: order they arrive). A context variable, not an argument, because the request passes
+#: through the SDK's call layers, which know nothing of it.
+REQUEST_SENT: contextvars.ContextVar[SentCallback | None] = contextvars.ContextVar(
+    "REQUEST_SENT", default=None
+)
 
 
 class RateLimitedError(RelayError):
@@ -335,6 +347,9 @@ class V1RpcClient(V1ClientCore):
                 raise RelayUnavailableError(
                     f"cannot send {request.method} to the v1 node at {self.url}: {exc}"
                 ) from exc
+            sent = REQUEST_SENT.get()
+            if sent is not None:
+                sent(self, request)
             try:
                 return await asyncio.wait_for(asyncio.shield(future), self.request_timeout)
             except TimeoutError:

@@ -225,13 +225,17 @@ class V1Store(StoreTransactions):
         """Drop ``state`` (and the ``opening`` channel it would have created) when the node
         answered it with a refusal: written before it was sent, as every signed state is,
         it will never be co-signed, and left behind it would be resubmitted on every
-        recovery and count as an open channel. A state the node co-signed is kept."""
+        recovery and count as an open channel. A state the node co-signed is kept, and so
+        is another state of the same version (another signature): with states pipelined, a
+        refused one's version may already hold its replacement, built on the node's latest
+        and written ahead before the refusal reached its caller."""
         asset, epoch, version = state["asset"], int(state["epoch"]), int(state["version"])
+        signature = state.get("user_sig") or None
         with self.transaction() as conn:
             conn.execute(
                 "DELETE FROM states WHERE asset = ? AND epoch = ? AND version = ? "
-                "AND node_sig IS NULL",
-                (asset, epoch, version),
+                "AND node_sig IS NULL AND (? IS NULL OR user_sig IS NULL OR user_sig = ?)",
+                (asset, epoch, version, signature, signature),
             )
             channel_id = str(state.get("home_channel_id") or "").lower()
             if channel_id:

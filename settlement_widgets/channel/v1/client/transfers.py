@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from ....addresses import validate_address
 from ....errors import (
@@ -12,13 +14,26 @@ from ....errors import (
     RelayError,
 )
 from ...models import Transfer
+from ..core.wire import Frame
 from .base import (
     _SEND,
 )
 from .cross_chain import CrossChainOps
+from .rpc_client import REQUEST_SENT, V1RpcClient
 from .store import StoredTransfer
 
 __all__ = ["TransferOps"]
+
+_SUBMIT_STATE: Final = "channels.v1.submit_state"
+
+
+@dataclass(frozen=True, eq=False)
+class _InFlight:
+    """A transfer state sent and not yet answered: the state (written ahead, our signature)
+    and the task awaiting the node's reply."""
+
+    state: dict[str, Any]
+    task: asyncio.Future[dict[str, Any]]
 
 
 class TransferOps(CrossChainOps):
@@ -28,7 +43,12 @@ class TransferOps(CrossChainOps):
 
     async def transfer(self, channel_id: str | None, amount: int, recipient: str) -> Transfer:
         """Send ``amount`` off-chain to ``recipient``: one state the wallet signs and the
-        node co-signs; instant, no gas. The recipient needs no channel to receive."""
+        node co-signs; instant, no gas. The recipient needs no channel to receive.
+
+        Concurrent calls are pipelined (:meth:`_send_pipelined`): each state is built on the
+        one before it, co-signed or still in flight, and the next is sent before the first
+        is answered, so the node commits many in one fsync and the client does not wait a
+        round trip per transfer."""
         await self.connect()
         recipient = validate_address(recipient, field="recipient", allow_zero=False)
         if not amount:
@@ -36,39 +56,99 @@ class TransferOps(CrossChainOps):
         display = self._display(amount)
         async with self._op_lock:
             self._open_channel_id(channel_id)
-            state = await self._transfer_state(recipient, display)
-            # the node's signature and the history line: one COMMIT, not fsynced, as the
-            # write-ahead before it (ProviderV1Base._on_signed): the node fsynced the state
-            # before it co-signed, so a transfer acknowledged here is durable there; a
-            # killed process keeps both commits, and what a power cut takes sync() gives
-            # back (the node's latest state and the history line)
-            with self.store.transaction(durable=False):
-                self.store.put_state(state)
-                transfer = self._record_transfer(state, "out", recipient)
+            flight = await self._send_pipelined(recipient, display)
+            if flight is None:  # nothing to build on here: the SDK's way, under the lock
+                async with self._node_may_refuse():
+                    state = await self._client.transfer(recipient, self._asset, display)
+                return self._transfer_done(state, recipient)
+        state = await self._pipelined_reply(flight, recipient, display)
+        return self._transfer_done(state, recipient)
+
+    def _transfer_done(self, state: Mapping[str, Any], recipient: str) -> Transfer:
+        """Keep the co-signed ``state`` and its history line."""
+        # the node's signature and the history line: one COMMIT, not fsynced, as the
+        # write-ahead before it (ProviderV1Base._on_signed): the node fsynced the state
+        # before it co-signed, so a transfer acknowledged here is durable there; a
+        # killed process keeps both commits, and what a power cut takes sync() gives
+        # back (the node's latest state and the history line)
+        with self.store.transaction(durable=False):
+            self.store.put_state(state)
+            transfer = self._record_transfer(state, "out", recipient)
         self._emit("transfer", transfer)
         return transfer
 
-    async def _transfer_state(self, recipient: str, display: str) -> dict[str, Any]:
-        """The co-signed transfer state, in one round trip when we hold the latest state.
+    async def _send_pipelined(self, recipient: str, display: str) -> _InFlight | None:
+        """Build the transfer on the newest state this wallet signed and send it (under
+        ``_op_lock``, which the caller releases once it is sent, not answered).
 
-        The SDK asks the node for the latest state before every transfer (two round trips).
-        The state this wallet last co-signed is in the store; built on it, the transfer is
-        one ``submit_state``. If the node has moved on (a transfer received, another client
-        of the same wallet), it refuses the state as stale, the refused state is dropped
-        from the store (:meth:`_node_may_refuse`), and the transfer goes the SDK's way. Any
-        refusal falls back, not only a version mismatch: the node's wording is not an API,
-        and a refusal for another reason (too little balance) comes back the same on the
-        SDK's path, which raises it. A lost connection is not a refusal and is not retried
-        (the node may have the state)."""
-        held = self._held_state()
-        if held is not None:
-            try:
-                async with self._node_may_refuse():
-                    return await self._client.transfer_from(held, recipient, self._asset, display)
-            except (RelayError, InvalidStateError):
-                pass  # stale, or refused: the SDK's way below decides
-        async with self._node_may_refuse():
+        The base is the last state still in flight, else the latest co-signed state in the
+        store (:meth:`_held_state`). None (the caller goes the SDK's way, which asks the
+        node) when there is no such state, when a state in flight was refused (those sent
+        after it will be refused too: their predecessor is not the node's latest), or when
+        the state is refused before it leaves (an invalid advancement, e.g. too little
+        balance: the SDK's way raises it from the node's latest). A lost connection raises.
+        """
+        if self._pipeline_broken:
+            return None
+        base = self._pipeline[-1].state if self._pipeline else self._held_state()
+        if base is None:
+            return None
+        left: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
+
+        def on_sent(client: V1RpcClient, request: Frame) -> None:
+            # synchronous with the send, in the task that signed: the state it wrote ahead
+            # (the task's context reaches whatever it awaits, another provider's client too)
+            if client is self._client and request.method == _SUBMIT_STATE and not left.done():
+                assert self._last_signed is not None  # on_signed ran before the send
+                left.set_result(self._last_signed)
+
+        async def send() -> dict[str, Any]:
+            REQUEST_SENT.set(on_sent)  # this task's context only
+            return await self._client.transfer_from(base, recipient, self._asset, display)
+
+        task = asyncio.ensure_future(send())
+        try:
+            await asyncio.wait((task, left), return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        if not left.done():  # the task ended before the state left
+            left.cancel()
+            error = task.exception()
+            if isinstance(error, InvalidStateError | RelayError):
+                return None  # refused before sending (nothing of ours was written)
+            return _InFlight(dict(task.result()), task)  # raises what ended it
+        flight = _InFlight(dict(left.result()), task)
+        self._pipeline.append(flight)
+        return flight
+
+    async def _pipelined_reply(
+        self, flight: _InFlight, recipient: str, display: str
+    ) -> dict[str, Any]:
+        """The node's answer to a pipelined state: the co-signed state, or on a refusal the
+        refused state dropped from the store and the transfer sent again the SDK's way
+        (which raises a real refusal); a lost connection is not retried (the node may
+        have the state)."""
+        try:
+            state = await flight.task
+        except BaseException as exc:
+            self._pipeline_broken = True  # followers in flight build on a state not co-signed
+            self._land(flight)
+            if not isinstance(exc, RelayError):
+                raise
+            self.store.forget_refused(flight.state)
+        else:
+            self._land(flight)  # and, without a pause, its signature stored by the caller
+            return state
+        async with self._op_lock, self._node_may_refuse():
             return await self._client.transfer(recipient, self._asset, display)
+
+    def _land(self, flight: _InFlight) -> None:
+        """``flight`` is answered: off the pipeline; an empty pipeline is whole again."""
+        if flight in self._pipeline:  # not if its client never reported the send
+            self._pipeline.remove(flight)
+        if not self._pipeline:
+            self._pipeline_broken = False
 
     def _held_state(self) -> dict[str, Any] | None:
         """The latest state of our channel, if both sides signed it and it is the newest
