@@ -5,14 +5,20 @@ after every step, the invariants of :mod:`.channel_v1_invariants` (every node-si
 backed; tokens are conserved; the provider, the node and the chain agree, and agree with the
 model).
 
-The model holds, per wallet, its token balance, the off-chain balance the node should hold
-for it (the latest state's allocation) and whether it has an open home channel. Rules: faucet
+The model holds, per wallet, its token balance on each chain, the off-chain balance the node
+should hold for it (the latest state's allocation), whether it has an open home channel and
+the chain that channel lives on (channels open on the provider's network's chain; a
+migration moves one). Rules: faucet
 (an off-chain v1 transfer from the faucet's channel), create (0 and > 0; more than the wallet
 holds, and 0 right after a close with nothing received since, are refused), create while a
 channel is open (refused), deposit (too much refused), transfer (to wallets with or without a
 channel; amounts with many digits; all of the balance), transfer of more than the balance
 (one unit more, 31 digits, uint256 max) and without a channel, both refused, withdraw (part,
-all, too much), close, close and reopen at once, sync (acknowledges received funds),
+all, too much), deposit from and withdrawal to the chain the channel does not live on
+(escrows), migration of the home channel to the other chain and back (refused to the chain it
+lives on, with nothing to move, and over an escrow deposit a crashed provider left pending,
+which the next provider's ``recover()`` then finishes), close, close and reopen at once,
+disputes on the hub the channel lives on, sync (acknowledges received funds),
 provider restart over the same store (``recover()`` finds nothing to do), node restart over
 the same database on the same port, and moving the chain clock (1 s to 2 days). Every
 refusal must be a ``SettlementError`` with a message, raised before the wallet signed
@@ -188,7 +194,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
 
     from settlement_widgets.channel import request_faucet_tokens
     from settlement_widgets.channel.v1 import ChannelProviderV1
-    from settlement_widgets.errors import SettlementError
+    from settlement_widgets.errors import RelayUnavailableError, SettlementError
     from settlement_widgets.keys import PrivateKey
 
     sb = env.sb
@@ -532,6 +538,42 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 self.offchain[i],
             ), moved
 
+        @precondition(lambda self: ESCROW and any(self.open.values()))
+        @rule(data=st.data(), now=_RARELY)
+        def migrate_over_pending_deposit(self, data: Any, now: bool) -> None:
+            """The provider dies after the escrow deposit's lock is co-signed, before
+            ``initiateEscrowDeposit``: a migration then is refused before anything is signed
+            (an escrow is pending); the next provider's ``recover()`` (on connect) sends the
+            deposit and has it credited, and the node settles it."""
+            if not now:  # a refusal: rarer than an operation
+                return
+            i = self.pick(data, True)
+            source = other(self.home[i])
+            if self.tokens[source][i] < U:
+                return
+            self.step(f"migrate_over_pending_deposit({i}, {source})")
+            p = self.provider(i)
+            hub = p._hub_on(source)
+
+            async def dies(*_a: Any, **_k: Any) -> Any:
+                raise RelayUnavailableError("the process died before initiateEscrowDeposit")
+
+            hub.initiate_escrow_deposit = dies
+            try:
+                self.run(p.deposit_from(source, U))
+            except RelayUnavailableError:
+                pass
+            else:
+                raise AssertionError("deposit_from ran on without initiateEscrowDeposit")
+            self.refused(i, p.migrate(source), "a migration over a pending escrow lock")
+            self.run(self.providers.pop(i).close())
+            finished = self.run(self.provider(i).recover())  # connect() did it already
+            assert finished == [], finished
+            self.run(sb.nitronode.settled())
+            self.tokens[source][i] -= U
+            self.offchain[i] += U
+            self.bare[i] = False
+
         @precondition(lambda self: any(self.open.values()))
         @rule(
             data=st.data(),
@@ -673,7 +715,8 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             if not now:  # rarer than an operation
                 return
             self.step(f"advance_time({seconds})")
-            self.run(sb.chain.time_travel(seconds))
+            for _net, _hub, chain in CHAINS.values():  # a home channel may live on either
+                self.run(chain.time_travel(seconds))
 
         # --- invariants -------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The stateful model test of the channel method on Nitrolite v1, short run (``make
 reliability`` runs the long one and publishes ``v1_model_sequences``, ``v1_model_steps``,
 ``v1_model_violations``): random sequences of faucet, create, deposit, transfer, withdraw,
-deposit from and withdrawal to the second chain (escrows),
+deposit from and withdrawal to the chain the channel does not live on (escrows), migration of
+the home channel to the other chain and back,
 close and reopen, sync, provider and node restarts and clock moves on the in-process v1
 sandbox, every invariant checked after every step; and the invariant checker itself, fed
 snapshots that break each invariant, so a broken system cannot pass unnoticed."""
