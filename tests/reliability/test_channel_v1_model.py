@@ -25,7 +25,11 @@ from benchmarks.reliability.channel_v1_invariants import (
     WalletView,
     check,
 )
-from benchmarks.reliability.channel_v1_model import V1ModelParams, run_channel_v1_model
+from benchmarks.reliability.channel_v1_model import (
+    V1ModelParams,
+    run_channel_v1_model,
+    run_channel_v1_script,
+)
 
 U = 10**6
 USER = "0x" + "11" * 20
@@ -59,6 +63,10 @@ def test_random_sequences_keep_every_invariant(tmp_path: Path, chain: str) -> No
     assert m["v1_model_steps"] > m["v1_model_rejected_operations"] > 0
     done = m["v1_model_steps_by_rule"]
     assert {"faucet", "create", "transfer"} <= set(done), done
+    # the seed moves a home channel to the other chain, refuses a migration to its own chain
+    # and one over a pending escrow deposit, and runs an escrow
+    assert {"migrate", "migrate_refused", "migrate_over_pending_deposit"} <= set(done), done
+    assert {"deposit_from", "withdraw_to"} & set(done), done
 
 
 # --- the checker on hand-made snapshots ---------------------------------------------------------
@@ -252,18 +260,50 @@ def test_an_escrow_credit_the_escrow_chain_does_not_back_is_caught() -> None:
     assert any(f"(b) chain {B}: the hub holds" in b for b in leaky), leaky
 
 
+#: one sequence through the model's rules (wallet 0 unless ``data`` picks another): the
+#: dispute over an escrow deposit's credit the model once found the home hub refusing, then
+#: a migration to the second chain with escrows, transfers and on-chain steps relative to it,
+#: the refusals, a crashed escrow deposit recovered, restarts, a round trip, and a dispute on
+#: the hub the channel migrated to
+MIGRATION_SCRIPT: list[tuple[str, dict[str, Any]]] = [
+    ("open_first_channel", {"amount": 2 * U}),
+    ("deposit_from", {"amount": 1_234_567}),
+    ("challenge_and_close", {"gift": True, "now": True}),
+    ("open_channel", {"amount": 7 * U}),
+    ("faucet", {"i": 1}),
+    ("migrate", {"to": "other"}),
+    ("deposit_from", {"amount": 5 * U}),
+    ("deposit_from", {"amount": 1}),  # refused from the chain it lives on now, then from A
+    ("withdraw_to", {"amount": 2 * U}),
+    ("transfer", {"j": 1, "amount": U}),
+    ("deposit", {"amount": 1_234_567}),
+    ("withdraw", {"part": 1_234_567}),
+    ("migrate", {"to": "same"}),
+    ("migrate_over_pending_deposit", {"now": True}),
+    ("restart_provider", {"i": 0, "now": True}),
+    ("restart_node", {"now": True}),
+    ("migrate", {"to": "other"}),
+    ("advance_time", {"seconds": 600, "now": True}),
+    ("migrate", {"to": "other"}),
+    ("challenge_and_close", {"gift": False, "now": True}),
+    ("open_channel", {"amount": 0}),
+    ("close", {"reopen": False}),
+]
+
+
 @pytest.mark.slow
-def test_a_dispute_after_an_escrow_deposit_keeps_every_invariant(tmp_path: Path) -> None:
-    """A seed whose sequences draw ``challenge_and_close`` on a channel whose latest state is
-    an escrow deposit's credit (the model found the home hub refusing that challenge while
-    the node had not put the escrow's lock there): a challenge nobody answers, the close
-    after the period, the node's challenge rescue; every invariant still holds."""
-    params = V1ModelParams(sequences=3, steps=20, seed=6, chain="inprocess")
-    result = run_channel_v1_model(tmp_path, params)
+def test_a_scripted_migration_sequence_keeps_every_invariant(tmp_path: Path) -> None:
+    """The migration's paths, deterministically (a short random run draws some of them
+    only rarely): every invariant after every step, on both hubs."""
+    result = run_channel_v1_script(tmp_path, MIGRATION_SCRIPT)
     assert result.violations == [], "\n".join(result.violations)
-    assert result.metrics["v1_model_violations"] == 0
     done = result.metrics["v1_model_steps_by_rule"]
-    assert {"deposit_from", "challenge_and_close"} <= set(done), done
+    assert done.get("migrate") == 3 and done.get("migrate_refused") == 1, done
+    assert done.get("challenge_and_close") == 2, done
+    assert done.get("migrate_over_pending_deposit") == 1, done
+    # refused: a deposit_from the chain the channel migrated to, the migration to its own
+    # chain and the one over the pending escrow deposit
+    assert result.metrics["v1_model_rejected_operations"] == 3, result.metrics
 
 
 def _migrated() -> tuple[list[dict[str, Any]], HubView, HubView]:
