@@ -180,8 +180,8 @@ class _Pick:
         self.choice = choice
 
     def draw(self, strategy: Any) -> Any:
-        elements = list(strategy.wrapped_strategy.elements if hasattr(strategy, "wrapped_strategy")
-                        else strategy.elements)  # fmt: skip
+        # ``st.sampled_from`` is lazy: its elements are on the strategy it wraps
+        elements = list(getattr(strategy, "wrapped_strategy", strategy).elements)
         return self.choice if self.choice in elements else elements[0]
 
 
