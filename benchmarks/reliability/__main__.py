@@ -91,7 +91,10 @@ QUICK = Plan(
     model_steps=14,
     v1_model_sequences=3,
     v1_model_steps=20,
-    v1_model_seed=12,  # draws deposits from and withdrawals to the second chain, and refusals
+    # draws a migration, one refused and one over a crashed provider's pending escrow
+    # deposit, a withdrawal to the second chain, transfers and refusals (the scripted test
+    # in tests/reliability covers the round trip and a dispute on the new hub)
+    v1_model_seed=14,
 )
 
 

@@ -16,21 +16,27 @@ Amounts are integer token units everywhere; the node's decimal strings are conve
     enforced). No funds may leave (send, commit, withdraw) out of a deposit the chain does
     not show yet. A channel closed on chain gets no newer state. Every credit is a
     transaction in the node's history from a sender whose state the node signed.
-(b) conservation: the token total over every wallet, the node's address and the hub contract
-    never changes (the faucet pays off-chain, out of its own channel, and mints nothing; the
-    model mints only when it makes its wallets, before the total is taken), and the hub holds
-    exactly its channels' locked funds plus the node's vault. On the escrow chain (a deposit
-    from it, a withdrawal to it) the same: the total over the wallets, the node and its hub
-    never changes, and that hub holds the node's vault plus its open escrows.
+(b) conservation, on each chain (a home channel lives on either, and migrates between them;
+    an escrow is on the chain other than its channel's): the token total over every wallet,
+    the node's address and that chain's hub never changes (the faucet pays off-chain, out of
+    its own channel, and mints nothing; the model mints only when it makes its wallets,
+    before the total is taken), and the hub holds exactly the funds its channels lock plus
+    the node's vault plus its open escrows. A channel locks its last state's allocations
+    while it operates or is disputed, nothing once CLOSED or MIGRATED_OUT.
 (a') an escrow deposit's credit is backed on the escrow chain: its escrow is INITIALIZED with
     exactly the amount there, or FINALIZED by the node (settled to its vault), and only the
     latter once the node has no settlement in flight; an escrow withdrawal is an outflow.
 (c) one view: each provider's ``balances()`` equals the node's ``user.v1.get_balances`` and
-    the latest state of the node's ledger (and the model's expectation); the node's
-    ``get_home_channel`` status is the hub's; the provider's channel's
+    the latest state of the node's ledger (and the model's expectation); each channel is read
+    on the hub of the chain it lives on (its latest state's home ledger names it): the node's
+    ``get_home_channel`` chain is that one and its status is that hub's; the provider's
+    channel's chain is that one too; its
     version and amount equal the node's latest co-signed state; its channel status equals the
     hub's; the hub's last state is a state of the node's chain, ledger for ledger, and the
-    provider's last on-chain step, or a later escrow state the node put there itself.
+    provider's last on-chain step, or a later escrow state the node put there itself. A
+    channel is live (operating, disputed, migrating in) on one hub at most, never left
+    MIGRATING_IN after a step, and a MIGRATED_OUT channel's hub holds, as its last state, a
+    node-signed ``migrate_finalize`` of the node's chain that moved it off that chain.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 __all__ = [
-    "EscrowChainView",
+    "ChainView",
     "EscrowRecord",
     "HubView",
     "ProviderView",
@@ -54,6 +60,8 @@ __all__ = [
 #: transition types (Nitrolite v1.4.1 ``sdk/ts/src/core/types.ts``)
 ACK, DEPOSIT, WITHDRAW, SEND, RECEIVE, COMMIT, RELEASE, FINALIZE = 1, 10, 11, 30, 31, 40, 41, 200
 ESCROW_DEPOSIT, ESCROW_WITHDRAW, MUTUAL_LOCK, ESCROW_LOCK = 20, 21, 120, 110
+#: our migration's states (``core/migration.py``)
+MIGRATE, MIGRATE_FINALIZE = 100, 101
 _ESCROW_KINDS: Final = (MUTUAL_LOCK, ESCROW_DEPOSIT, ESCROW_LOCK, ESCROW_WITHDRAW)
 #: the node's credit after a challenged channel closed (Nitronode ``NewChallengeRescueState``)
 RESCUE: Final = 201
@@ -61,6 +69,8 @@ _CREDITS: Final = (RECEIVE, RELEASE, RESCUE)
 _OUTFLOWS: Final = (SEND, COMMIT, WITHDRAW, ESCROW_WITHDRAW)
 #: provider channel status -> the hub's ``ChannelStatus`` name
 _HUB_STATUS: Final = {"active": "OPERATING", "final": "CLOSED", "dispute": "DISPUTED"}
+#: hub statuses in which a channel is live on that hub (at most one hub at a time)
+_LIVE: Final = ("OPERATING", "DISPUTED", "MIGRATING_IN")
 #: the node's wire channel status -> the hub's
 _WIRE_STATUS: Final = {"void": "VOID", "open": "OPERATING", "challenged": "DISPUTED",
                        "closed": "CLOSED"}  # fmt: skip
@@ -99,7 +109,8 @@ class HubView:
 @dataclass(frozen=True)
 class ProviderView:
     """What a ``ChannelProviderV1`` shows: ``balances()`` for the asset, and its newest
-    channel (``get_channel``) with the version of its newest on-chain step that is done."""
+    channel (``get_channel``: the chain it lives on too) with the version of its newest
+    on-chain step that is done."""
 
     balance: int
     channel_id: str | None = None
@@ -107,24 +118,54 @@ class ProviderView:
     version: int | None = None
     amount: int | None = None
     onchain_version: int | None = None
+    chain_id: int | None = None
 
 
 @dataclass(frozen=True)
 class WalletView:
     """One wallet: the node's state chain for the asset (its ledger, oldest first), the
-    node's ``get_balances`` amount, the provider's view, the wallet's token balance and what
-    the model expects (``None``: no expectation)."""
+    node's ``get_balances`` amount, the provider's view, the wallet's token balance on each
+    chain and what the model expects (``None``: no expectation)."""
 
     label: str
     address: str
     states: Sequence[Mapping[str, Any]]
     node_balance: int | None
     provider: ProviderView | None = None
-    #: ``channels.v1.get_home_channel``: (channel id, wire status), None when it has none
-    node_channel: tuple[str, str] | None = None
-    tokens: int | None = None
+    #: ``channels.v1.get_home_channel``: (channel id, wire status, chain id), None when it
+    #: has none
+    node_channel: tuple[str, str, int] | None = None
+    #: chain id -> the wallet's tokens there
+    tokens: Mapping[int, int] | None = None
     expected_offchain: int | None = None
-    expected_tokens: int | None = None
+    expected_tokens: Mapping[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class EscrowRecord:
+    """An escrow on its chain's hub, and whether the node's ledger says it settled it
+    (``finalizeEscrowDeposit`` by the node, to its vault)."""
+
+    status: str
+    locked_amount: int
+    settled_by_node: bool = False
+
+
+@dataclass(frozen=True)
+class ChainView:
+    """One chain: its token total over the holders (and the one expected), its hub's tokens,
+    the node's vault there, every channel the wallets' states name as that hub holds it
+    (VOID where it never was), the funds channels outside the snapshot lock there (taken
+    once per sequence), and every escrow the wallets' states put on it."""
+
+    token_total: int
+    expected_token_total: int
+    hub_tokens: int
+    node_vault: int
+    channels: Mapping[str, HubView] = field(default_factory=dict)
+    other_locked: int = 0
+    deposits: Mapping[str, EscrowRecord] = field(default_factory=dict)
+    withdrawals: Mapping[str, EscrowRecord] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,43 +176,12 @@ class Snapshot:
     wallets: Sequence[WalletView]
     #: the node's transaction history (``user.v1.get_transactions`` records), oldest first
     transactions: Sequence[Mapping[str, Any]]
-    #: every channel id the wallets' states name -> the hub's view of it
-    hub: Mapping[str, HubView]
-    token_total: int
-    expected_token_total: int
-    hub_tokens: int
-    node_vault: int
-    #: locked funds of hub channels outside the snapshot's wallets (taken once per sequence)
-    other_locked: int = 0
-    notes: list[str] = field(default_factory=list)
-    #: the escrow chain, when the model runs one
-    escrow_chain: EscrowChainView | None = None
-
-
-@dataclass(frozen=True)
-class EscrowRecord:
-    """An escrow on the escrow chain's hub, and whether the node's ledger says it settled it
-    (``finalizeEscrowDeposit`` by the node, to its vault)."""
-
-    status: str
-    locked_amount: int
-    settled_by_node: bool = False
-
-
-@dataclass(frozen=True)
-class EscrowChainView:
-    """The escrow chain: its token total over the same holders (and the one expected), the
-    hub's tokens, the node's vault there, and every escrow the wallets' states name."""
-
-    token_total: int
-    expected_token_total: int
-    hub_tokens: int
-    node_vault: int
-    deposits: Mapping[str, EscrowRecord]
-    withdrawals: Mapping[str, EscrowRecord]
+    #: chain id -> that chain (every chain the node serves that the model reads)
+    chains: Mapping[int, ChainView]
     #: the node had no escrow settlement in flight (and the model makes none fail): every
-    #: credited deposit is then settled, not merely held
+    #: credited escrow deposit is then settled, not merely held
     node_quiet: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 def check(snap: Snapshot) -> list[str]:
@@ -181,6 +191,7 @@ def check(snap: Snapshot) -> list[str]:
         out += _backing(snap, wallet)
         out += _views(snap, wallet)
     out += _credits(snap)
+    out += _migrations(snap)
     out += _conservation(snap)
     return out
 
@@ -218,6 +229,21 @@ def _channel(state: Mapping[str, Any]) -> str:
     return str(state.get("home_channel_id") or "").lower()
 
 
+def _home_chain(state: Mapping[str, Any]) -> int:
+    """The chain ``state``'s home channel lives on (its home ledger names it)."""
+    return int(state["home_ledger"].get("blockchain_id") or 0)
+
+
+def _escrow_chain(state: Mapping[str, Any]) -> int:
+    return int((state.get("escrow_ledger") or {}).get("blockchain_id") or 0)
+
+
+def _hub_of(snap: Snapshot, chain_id: int, channel: str) -> HubView | None:
+    """``channel`` as the hub of ``chain_id`` holds it (None: the snapshot did not read it)."""
+    chain = snap.chains.get(chain_id)
+    return chain.channels.get(channel) if chain is not None else None
+
+
 def _hub_state(
     snap: Snapshot, wallet: WalletView, channel: str, hub: HubView
 ) -> Mapping[str, Any] | None:
@@ -244,10 +270,13 @@ def _backing(snap: Snapshot, wallet: WalletView) -> list[str]:
         if _ledger(s, d)[0] < 0:
             out.append(f"(a) {who}: state e{s['epoch']}v{s['version']} has a negative balance")
     # channels closed on chain: no node-signed state after the one the hub closed with
-    for channel in {c for c in map(_channel, states) if c}:
-        hub = snap.hub.get(channel)
-        if hub is None or hub.status != "CLOSED":
-            continue
+    closed = [
+        (channel, hub)
+        for channel in sorted({c for c in map(_channel, states) if c})
+        for chain in snap.chains.values()
+        if (hub := chain.channels.get(channel)) is not None and hub.status == "CLOSED"
+    ]
+    for channel, hub in closed:
         closing = _hub_state(snap, wallet, channel, hub)
         newer = [
             s
@@ -264,8 +293,10 @@ def _backing(snap: Snapshot, wallet: WalletView) -> list[str]:
             )
     # the current epoch, from the hub's last state of its channel on
     current = [s for s in states if int(s["epoch"]) == epoch]
-    channel = next((c for c in map(_channel, reversed(current)) if c), "")
-    hub = snap.hub.get(channel) if channel else None
+    last = next((s for s in reversed(current) if _channel(s)), None)
+    channel = _channel(last) if last is not None else ""
+    # read on the hub of the chain the channel lives on now (a migration moved it there)
+    hub = _hub_of(snap, _home_chain(last), channel) if last is not None else None
     base_key: tuple[int, int] = (epoch, -1)
     base = 0
     if hub is not None and hub.status in ("OPERATING", "DISPUTED"):
@@ -319,16 +350,17 @@ def _backing(snap: Snapshot, wallet: WalletView) -> list[str]:
 
 def _escrow_credit(snap: Snapshot, state: Mapping[str, Any]) -> str | None:
     """Why an escrow deposit's credit is not backed on the escrow chain (None: it is)."""
-    chain = snap.escrow_chain
+    chain = snap.chains.get(_escrow_chain(state))
     if chain is None:
-        return "credits an escrow deposit, and the model reads no escrow chain"
+        where = _escrow_chain(state)
+        return f"credits an escrow deposit on chain {where}, which the model does not read"
     escrow_id = str(state.get("escrow_channel_id") or "").lower()
     record = chain.deposits.get(escrow_id)
     amount = _amount(state, snap.decimals)
     if record is None:
         return f"credits escrow {escrow_id}, which the escrow chain does not hold"
     if record.status == "INITIALIZED" and record.locked_amount == amount:
-        if chain.node_quiet:
+        if snap.node_quiet:
             return (
                 f"credits escrow {escrow_id} with {amount}; the node, with no settlement in "
                 "flight, left it INITIALIZED on the escrow chain (it owes finalizeEscrowDeposit)"
@@ -375,41 +407,86 @@ def _credits(snap: Snapshot) -> list[str]:
 
 def _conservation(snap: Snapshot) -> list[str]:
     out: list[str] = []
-    if snap.token_total != snap.expected_token_total:
-        out.append(
-            f"(b) the token total over wallets, node and hub is {snap.token_total}, "
-            f"expected {snap.expected_token_total} "
-            f"({snap.token_total - snap.expected_token_total:+d})"
-        )
-    locked = sum(h.locked_funds for h in snap.hub.values()) + snap.other_locked
-    if snap.hub_tokens != locked + snap.node_vault:
-        out.append(
-            f"(b) the hub holds {snap.hub_tokens} tokens, its channels lock {locked} and the "
-            f"node's vault is {snap.node_vault} ({snap.hub_tokens - locked - snap.node_vault:+d})"
-        )
-    chain = snap.escrow_chain
-    if chain is not None:
+    for chain_id, chain in sorted(snap.chains.items()):
+        where = f"chain {chain_id}"
         if chain.token_total != chain.expected_token_total:
             out.append(
-                f"(b) the escrow chain's token total is {chain.token_total}, expected "
-                f"{chain.expected_token_total} "
+                f"(b) {where}: the token total over wallets, node and hub is "
+                f"{chain.token_total}, expected {chain.expected_token_total} "
                 f"({chain.token_total - chain.expected_token_total:+d})"
             )
+        locked = sum(h.locked_funds for h in chain.channels.values()) + chain.other_locked
         escrowed = sum(
             r.locked_amount for r in (*chain.deposits.values(), *chain.withdrawals.values())
         )
-        if chain.hub_tokens != chain.node_vault + escrowed:
+        owed = locked + chain.node_vault + escrowed
+        if chain.hub_tokens != owed:
             out.append(
-                f"(b) the escrow chain's hub holds {chain.hub_tokens}, the node's vault there is "
-                f"{chain.node_vault} and its escrows lock {escrowed}"
+                f"(b) {where}: the hub holds {chain.hub_tokens} tokens, its channels lock "
+                f"{locked}, the node's vault is {chain.node_vault} and its escrows lock "
+                f"{escrowed} ({chain.hub_tokens - owed:+d})"
             )
-    for channel, hub in snap.hub.items():
-        expected = hub.user_allocation + hub.node_allocation if hub.status != "CLOSED" else 0
-        if hub.status != "VOID" and hub.locked_funds != expected:
-            out.append(
-                f"(b) channel {channel} ({hub.status}) locks {hub.locked_funds}, its last "
-                f"state allocates {hub.user_allocation} + {hub.node_allocation}"
-            )
+        for channel, hub in sorted(chain.channels.items()):
+            if hub.status in ("VOID", "MIGRATING_IN"):
+                continue  # nothing there yet; a migration left half done is (c)'s
+            live = hub.status in ("OPERATING", "DISPUTED")
+            expected = hub.user_allocation + hub.node_allocation if live else 0
+            if hub.locked_funds != expected:
+                out.append(
+                    f"(b) {where}: channel {channel} ({hub.status}) locks {hub.locked_funds}, "
+                    + (
+                        f"its last state allocates {hub.user_allocation} + {hub.node_allocation}"
+                        if live
+                        else "it should lock nothing"
+                    )
+                )
+    return out
+
+
+def _migrations(snap: Snapshot) -> list[str]:
+    """A channel is live on one hub at most and never left MIGRATING_IN; a MIGRATED_OUT
+    channel's hub holds a node-signed ``migrate_finalize`` of the node's chain that moved it
+    off that chain (the version and the chains, not the ledger: the old hub keeps the state
+    as the new home's)."""
+    out: list[str] = []
+    for wallet in snap.wallets:
+        states = list(wallet.states)
+        for channel in sorted({c for c in map(_channel, states) if c}):
+            views = {
+                chain_id: hub
+                for chain_id, chain in snap.chains.items()
+                if (hub := chain.channels.get(channel)) is not None
+            }
+            live = sorted(c for c, h in views.items() if h.status in _LIVE)
+            if len(live) > 1:
+                out.append(
+                    f"(c) {wallet.label}: channel {channel} is live on chains {live} at once "
+                    f"({', '.join(views[c].status for c in live)})"
+                )
+            for chain_id, hub in sorted(views.items()):
+                if hub.status == "MIGRATING_IN":
+                    out.append(
+                        f"(c) {wallet.label}: channel {channel} is MIGRATING_IN on chain "
+                        f"{chain_id} after the step: a migration left half done"
+                    )
+                if hub.status != "MIGRATED_OUT":
+                    continue
+                moved = [
+                    s
+                    for s in states
+                    if _channel(s) == channel
+                    and _kind(s) == MIGRATE_FINALIZE
+                    and s.get("node_sig")
+                    and int(s["version"]) == hub.version
+                    and _escrow_chain(s) == chain_id
+                    and _home_chain(s) != chain_id
+                ]
+                if not moved:
+                    out.append(
+                        f"(c) {wallet.label}: channel {channel} is MIGRATED_OUT on chain "
+                        f"{chain_id} at v{hub.version}, which is no node-signed "
+                        "migrate_finalize off that chain"
+                    )
     return out
 
 
@@ -429,17 +506,26 @@ def _views(snap: Snapshot, wallet: WalletView) -> list[str]:
         )
     if wallet.expected_offchain is not None and ledger_balance != wallet.expected_offchain:
         out.append(f"(c) {who}: the node holds {ledger_balance}, model {wallet.expected_offchain}")
-    if wallet.expected_tokens is not None and wallet.tokens != wallet.expected_tokens:
-        out.append(f"(c) {who}: the wallet holds {wallet.tokens} tokens, model "
-                   f"{wallet.expected_tokens}")  # fmt: skip
+    for chain_id, expected in sorted((wallet.expected_tokens or {}).items()):
+        held = (wallet.tokens or {}).get(chain_id)
+        if held != expected:
+            out.append(
+                f"(c) {who}: the wallet holds {held} tokens on chain {chain_id}, model {expected}"
+            )
+    here = _home_chain(latest) if latest is not None and _channel(latest) else None
     if wallet.node_channel is not None:
-        channel_id, wire = wallet.node_channel
-        hub = snap.hub.get(channel_id.lower())
+        channel_id, wire, chain_id = wallet.node_channel
+        if here is not None and chain_id != here:
+            out.append(
+                f"(c) {who}: channels.v1.get_home_channel puts {channel_id} on chain "
+                f"{chain_id}, the node's latest state on chain {here}"
+            )
+        hub = _hub_of(snap, chain_id, channel_id.lower())
         on_chain = hub.status if hub is not None else "VOID"
         if _WIRE_STATUS.get(wire, wire) != on_chain:
             out.append(
                 f"(c) {who}: channels.v1.get_home_channel says {channel_id} is {wire}, "
-                f"the hub {on_chain}"
+                f"the hub of chain {chain_id} {on_chain}"
             )
     p = wallet.provider
     if p is None:
@@ -463,10 +549,23 @@ def _views(snap: Snapshot, wallet: WalletView) -> list[str]:
             )
     elif p.status != "final":
         out.append(f"(c) {who}: provider's open channel {p.channel_id} is not the node's latest")
-    hub = snap.hub.get(p.channel_id.lower())
+    if (
+        here is not None
+        and p.chain_id is not None
+        and _channel(latest or {}) == p.channel_id.lower()
+        and p.chain_id != here
+    ):
+        out.append(
+            f"(c) {who}: provider has {p.channel_id} on chain {p.chain_id}, the node's latest "
+            f"state on chain {here}"
+        )
+    hub = _hub_of(snap, p.chain_id, p.channel_id.lower()) if p.chain_id is not None else None
     status = hub.status if hub is not None else "VOID"
     if _HUB_STATUS.get(str(p.status)) != status:
-        out.append(f"(c) {who}: provider says {p.channel_id} is {p.status}, the hub {status}")
+        out.append(
+            f"(c) {who}: provider says {p.channel_id} is {p.status}, the hub of chain "
+            f"{p.chain_id} {status}"
+        )
     if (
         hub is not None
         and p.onchain_version is not None

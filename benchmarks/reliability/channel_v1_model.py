@@ -5,14 +5,20 @@ after every step, the invariants of :mod:`.channel_v1_invariants` (every node-si
 backed; tokens are conserved; the provider, the node and the chain agree, and agree with the
 model).
 
-The model holds, per wallet, its token balance, the off-chain balance the node should hold
-for it (the latest state's allocation) and whether it has an open home channel. Rules: faucet
+The model holds, per wallet, its token balance on each chain, the off-chain balance the node
+should hold for it (the latest state's allocation), whether it has an open home channel and
+the chain that channel lives on (channels open on the provider's network's chain; a
+migration moves one). Rules: faucet
 (an off-chain v1 transfer from the faucet's channel), create (0 and > 0; more than the wallet
 holds, and 0 right after a close with nothing received since, are refused), create while a
 channel is open (refused), deposit (too much refused), transfer (to wallets with or without a
 channel; amounts with many digits; all of the balance), transfer of more than the balance
 (one unit more, 31 digits, uint256 max) and without a channel, both refused, withdraw (part,
-all, too much), close, close and reopen at once, sync (acknowledges received funds),
+all, too much), deposit from and withdrawal to the chain the channel does not live on
+(escrows), migration of the home channel to the other chain and back (refused to the chain it
+lives on, with nothing to move, and over an escrow deposit a crashed provider left pending,
+which the next provider's ``recover()`` then finishes), close, close and reopen at once,
+disputes on the hub the channel lives on, sync (acknowledges received funds),
 provider restart over the same store (``recover()`` finds nothing to do), node restart over
 the same database on the same port, and moving the chain clock (1 s to 2 days). Every
 refusal must be a ``SettlementError`` with a message, raised before the wallet signed
@@ -30,14 +36,14 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .channel_model import _Counters, _LoopThread
 from .channel_v1_invariants import (
-    EscrowChainView,
+    ChainView,
     EscrowRecord,
     HubView,
     ProviderView,
@@ -48,7 +54,7 @@ from .channel_v1_invariants import (
 )
 from .common import CheckResult
 
-__all__ = ["V1ModelParams", "run_channel_v1_model"]
+__all__ = ["V1ModelParams", "run_channel_v1_model", "run_channel_v1_script"]
 
 T = TypeVar("T")
 U = 10**6
@@ -166,6 +172,71 @@ def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams())
     return result
 
 
+class _Pick:
+    """Stands in for hypothesis's ``data`` in a scripted step: draws ``choice`` where the
+    strategy offers it (a wallet, an amount), else the strategy's first element."""
+
+    def __init__(self, choice: Any = 0) -> None:
+        self.choice = choice
+
+    def draw(self, strategy: Any) -> Any:
+        # ``st.sampled_from`` is lazy: its elements are on the strategy it wraps
+        elements = list(getattr(strategy, "wrapped_strategy", strategy).elements)
+        return self.choice if self.choice in elements else elements[0]
+
+
+def run_channel_v1_script(
+    workdir: Path,
+    script: Sequence[tuple[str, Mapping[str, Any]]],
+    params: V1ModelParams = V1ModelParams(),
+) -> CheckResult:
+    """Run one given sequence of the model's rules (name, arguments; ``data=_Pick(i)`` for
+    wallet ``i``, implied as wallet 0) with every invariant checked after each step, as
+    hypothesis would: for paths a short random run draws too rarely (a migration, escrows
+    relative to the chain the channel moved to, a dispute there)."""
+    result = CheckResult("channel_v1_script")
+    started = time.perf_counter()
+    workdir.mkdir(parents=True, exist_ok=True)
+    previous_home = os.environ.get("SETTLEMENT_HOME")
+    os.environ["SETTLEMENT_HOME"] = str(workdir / "home")
+    runner = _LoopThread()
+    counters = _Counters()
+    try:
+        env = runner.run(_start_env(workdir, runner, params.chain, params.escrow))
+        try:
+            machine = _machine_class(env, counters, params)()
+            try:
+                machine.invariants_hold()
+                for name, kwargs in script:
+                    args = dict(kwargs)
+                    if "data" in getattr(machine, name).__code__.co_varnames:
+                        args.setdefault("data", _Pick())
+                    getattr(machine, name)(**args)
+                    machine.invariants_hold()
+            except Exception as exc:
+                result.fail(f"{type(exc).__name__}: {exc}; steps: {'; '.join(env.log)}")
+            finally:
+                machine.teardown()
+        finally:
+            runner.run(env.sb.aclose())
+    finally:
+        runner.close()
+        if previous_home is None:
+            os.environ.pop("SETTLEMENT_HOME", None)
+        else:
+            os.environ["SETTLEMENT_HOME"] = previous_home
+    result.metrics.update(
+        {
+            "v1_model_steps": counters.steps,
+            "v1_model_rejected_operations": counters.rejected,
+            "v1_model_violations": len(result.violations),
+            "v1_model_steps_by_rule": dict(sorted(counters.by_rule.items())),
+        }
+    )
+    result.seconds = time.perf_counter() - started
+    return result
+
+
 async def _start_env(workdir: Path, runner: _LoopThread, chain: str, escrow: bool) -> _Env:
     from settlement_widgets.sandbox import LocalSandbox
 
@@ -188,7 +259,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
 
     from settlement_widgets.channel import request_faucet_tokens
     from settlement_widgets.channel.v1 import ChannelProviderV1
-    from settlement_widgets.errors import SettlementError
+    from settlement_widgets.errors import RelayUnavailableError, SettlementError
     from settlement_widgets.keys import PrivateKey
 
     sb = env.sb
@@ -204,13 +275,26 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
     faucet_floor = (sb.faucet.config.min_transfer_count + 1 + FAUCET_PER_SEQUENCE) * tip
     #: the escrow chain (the sandbox's second chain), when the model runs one
     ESCROW = bool(params.escrow and sb.second_chain is not None)
-    CHAIN_B = sb.second_chain.chain_id if ESCROW else 0
-    NET_B = sb.network.on_chain(CHAIN_B) if ESCROW else None
-    HUB_B: Any = None
-    if ESCROW:
-        from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
+    from settlement_widgets.channel.v1.chain.hub import ChannelHubClient
 
-        HUB_B = ChannelHubClient(sb.second_chain.wallet(0), NET_B.contracts.channel_hub)
+    CHAIN_A = sb.network.chain_id
+    CHAIN_B = sb.second_chain.chain_id if ESCROW else 0
+    #: every chain the model reads: chain id -> (its network, a read-only hub client signing
+    #: with the deployer's wallet, never a user's, and the sandbox chain). Channels open on
+    #: A; a migration moves one to the other chain and back, escrows run on the chain the
+    #: channel does not live on.
+    CHAINS: dict[int, tuple[Any, ChannelHubClient, Any]] = {}
+    for chain_obj in (sb.chain, sb.second_chain) if ESCROW else (sb.chain,):
+        net = sb.network if chain_obj.chain_id == CHAIN_A else sb.network.on_chain(CHAIN_B)
+        CHAINS[chain_obj.chain_id] = (
+            net,
+            ChannelHubClient(chain_obj.wallet(0), net.contracts.channel_hub),
+            chain_obj,
+        )
+
+    def other(chain_id: int) -> int:
+        """The chain a channel living on ``chain_id`` escrows on, or migrates to."""
+        return CHAIN_B if chain_id == CHAIN_A else CHAIN_A
 
     class ChannelV1Model(RuleBasedStateMachine):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -221,18 +305,20 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             self.seq = env.sequence
             self.wallets = self.run(self._fresh_wallets())
             self.providers: dict[int, ChannelProviderV1] = {}
-            self.tokens = dict.fromkeys(range(n), START_TOKENS)
-            #: the wallets' tokens on the escrow chain (deposits from it, withdrawals to it)
-            self.tokens_b = dict.fromkeys(range(n), START_TOKENS if ESCROW else 0)
-            self.total_b = 0
+            #: chain id -> wallet -> its tokens there (each chain mints START_TOKENS to it)
+            self.tokens = {c: dict.fromkeys(range(n), START_TOKENS) for c in CHAINS}
+            #: the chain each wallet's (open or last) channel lives on
+            self.home: dict[int, int] = dict.fromkeys(range(n), CHAIN_A)
             self.offchain = dict.fromkeys(range(n), 0)
             self.open: dict[int, bool] = dict.fromkeys(range(n), False)
             #: closed a channel and received nothing since (its latest state is its finalize)
             self.bare: dict[int, bool] = dict.fromkeys(range(n), False)
-            self.total = 0
-            self.other_locked = 0
+            #: chain id -> the token total over its holders, and the funds locked there by
+            #: channels outside this sequence (both taken once, at its start)
+            self.totals: dict[int, int] = dict.fromkeys(CHAINS, 0)
+            self.other_locked: dict[int, int] = dict.fromkeys(CHAINS, 0)
             self.faucet_uses = 0  # faucet payments in this sequence (its budget is fixed)
-            self.closed_views: dict[str, HubView] = {}
+            self.closed_views: dict[tuple[int, str], HubView] = {}
             self.run(self._baseline())
 
         # --- plumbing -----------------------------------------------------------------
@@ -269,8 +355,9 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 )
                 wallets.append(wallet)
             if ESCROW:  # the same keys hold the asset's token on the escrow chain
-                deployer_b = sb.second_chain.wallet(0)
-                token_b = deployer_b.w3.eth.contract(address=NET_B.token, abi=abi)
+                net_b, _hub, chain_b = CHAINS[CHAIN_B]
+                deployer_b = chain_b.wallet(0)
+                token_b = deployer_b.w3.eth.contract(address=net_b.token, abi=abi)
                 for wallet in wallets:
                     await deployer_b.transact(to=wallet.address, value=10**18)
                     await deployer_b.transact(
@@ -278,16 +365,18 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                     )
             return wallets
 
-        @property
-        def hub(self) -> Any:
-            return sb.faucet.payer.provider.hub
-
-        def holders(self) -> list[str]:
+        def holders(self, chain_id: int) -> list[str]:
+            """Who holds the token on ``chain_id``: the wallets, the faucet, the node, the
+            hub (last)."""
             return [w.address for w in self.wallets] + [
                 sb.faucet.payer.provider.address,
                 sb.broker_address,
-                self.hub.address,
+                CHAINS[chain_id][1].address,
             ]
+
+        async def token_balances(self, chain_id: int) -> list[int]:
+            net, hub, _ = CHAINS[chain_id]
+            return [await hub.token_balance(net.token, a) for a in self.holders(chain_id)]
 
         async def _baseline(self) -> None:
             """The faucet topped up for this sequence, the token total, and the locked funds
@@ -301,24 +390,18 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             if short > 0:  # a deposit into the faucet's open channel, as its operator would
                 await mint_test_token(sb.chain.wallet(0), sb.token, faucet.address, short)
                 assert (await faucet.deposit(short)).status == 1
-            self.total = sum([await self.hub.token_balance(sb.token, a) for a in self.holders()])
-            if ESCROW:
-                self.total_b = sum(
-                    [await HUB_B.token_balance(NET_B.token, a) for a in self.holders_b()]
-                )
+            for chain_id in CHAINS:
+                self.totals[chain_id] = sum(await self.token_balances(chain_id))
             mine = {w.lower() for w in self._tracked()}
             others = [
                 c["channel_id"]
                 for c in sb.nitronode.ledger.channels.values()
                 if c["user_wallet"].lower() not in mine
             ]
-            self.other_locked = sum(
-                [(await self.hub.get_channel_data(c)).locked_funds for c in others]
-            )
-
-        def holders_b(self) -> list[str]:
-            """Who holds the token on the escrow chain: the wallets, the node, its hub."""
-            return [w.address for w in self.wallets] + [sb.broker_address, HUB_B.address]
+            for chain_id, (_net, hub, _chain) in CHAINS.items():  # earlier ones migrated too
+                self.other_locked[chain_id] = sum(
+                    [(await hub.get_channel_data(c)).locked_funds for c in others]
+                )
 
         def _tracked(self) -> list[str]:
             return [w.address for w in self.wallets] + [sb.faucet.payer.provider.address]
@@ -360,6 +443,13 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 f"(user-signed states in the store, node states) went from {before} to {after}"
             )
 
+        @staticmethod
+        def sent_on(tx: Any, chain_id: int) -> None:
+            """``tx`` was sent on ``chain_id`` (its explorer link names the chain unless it
+            is the provider's network's own)."""
+            named = f"/chain/{chain_id}/" in tx.explorer_url
+            assert named == (chain_id != CHAIN_A), (tx.explorer_url, chain_id)
+
         def pick(self, data: Any, open_: bool) -> int:
             return int(data.draw(st.sampled_from([i for i in range(n) if self.open[i] == open_])))
 
@@ -396,14 +486,18 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             self.step(f"create({i}, {amount})")
             # v1 opens an empty channel with an acknowledgement, valid only over a state the
             # wallet has not signed: not over its own finalize with nothing received since
-            if amount > self.tokens[i] or (amount == 0 and self.bare[i]):
+            if amount > self.tokens[CHAIN_A][i] or (amount == 0 and self.bare[i]):
                 self.refused(i, p.create_channel(p.node_address, p.asset, amount), "create")
                 return
             channel = self.run(p.create_channel(p.node_address, p.asset, amount))
             assert channel.status == "active", channel
+            # a new channel opens on the provider's network's chain, wherever the last one
+            # migrated to
+            assert channel.chain_id == CHAIN_A, (channel.chain_id, CHAIN_A)
+            self.home[i] = CHAIN_A
             self.open[i] = True
             self.bare[i] = False
-            self.tokens[i] -= amount
+            self.tokens[CHAIN_A][i] -= amount
             self.offchain[i] += amount
             assert channel.amount == self.offchain[i], (channel.amount, self.offchain[i])
 
@@ -423,30 +517,36 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             i = self.pick(data, True)
             self.step(f"deposit({i}, {amount})")
             p = self.provider(i)
-            if amount > self.tokens[i]:
+            here = self.home[i]  # from the wallet on the chain the channel lives on
+            if amount > self.tokens[here][i]:
                 self.refused(i, p.deposit(amount), f"deposit {amount}")
                 return
             tx = self.run(p.deposit(amount))
             assert tx.status == 1
-            self.tokens[i] -= amount
+            self.sent_on(tx, here)
+            self.tokens[here][i] -= amount
             self.offchain[i] += amount
 
         @precondition(lambda self: ESCROW and any(self.open.values()))
         @rule(data=st.data(), amount=st.sampled_from([1, 1_234_567, 5 * U, 60 * U]))
         def deposit_from(self, data: Any, amount: int) -> None:
-            """Tokens from the wallet on the escrow chain into the home channel (an escrow
+            """Tokens from the wallet on the other chain than the home channel's (an escrow
             deposit); more than the wallet holds there is refused before anything is
-            signed. The step waits for the node to settle the escrow (its own effect)."""
+            signed, and so is one from the channel's own chain (that is ``deposit``). The
+            step waits for the node to settle the escrow (its own effect)."""
             i = self.pick(data, True)
-            self.step(f"deposit_from({i}, {amount})")
+            source = other(self.home[i])
+            self.step(f"deposit_from({i}, {source}, {amount})")
             p = self.provider(i)
-            if amount > self.tokens_b[i]:
-                self.refused(i, p.deposit_from(CHAIN_B, amount), f"deposit_from {amount}")
+            if amount > self.tokens[source][i]:
+                self.refused(i, p.deposit_from(source, amount), f"deposit_from {amount}")
                 return
-            tx = self.run(p.deposit_from(CHAIN_B, amount))
+            if amount == 1:  # and from the chain it lives on: refused, that is deposit()
+                self.refused(i, p.deposit_from(self.home[i], 1), "deposit_from its own chain")
+            tx = self.run(p.deposit_from(source, amount))
             assert tx.status == 1
             self.run(sb.nitronode.settled())
-            self.tokens_b[i] -= amount
+            self.tokens[source][i] -= amount
             self.offchain[i] += amount
             self.bare[i] = False
 
@@ -461,16 +561,83 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 amount = self.offchain[i]
             elif amount == -2:
                 amount = self.offchain[i] + 1
-            self.step(f"withdraw_to({i}, {amount})")
+            target = other(self.home[i])  # relative to where the channel lives now
+            self.step(f"withdraw_to({i}, {target}, {amount})")
             p = self.provider(i)
             if amount == 0 or amount > self.offchain[i]:
-                self.refused(i, p.withdraw_to(CHAIN_B, amount), f"withdraw_to {amount}")
+                self.refused(i, p.withdraw_to(target, amount), f"withdraw_to {amount}")
                 return
-            tx = self.run(p.withdraw_to(CHAIN_B, amount))
+            tx = self.run(p.withdraw_to(target, amount))
             assert tx.status == 1
             self.run(sb.nitronode.settled())  # its home-chain steps
-            self.tokens_b[i] += amount
+            self.tokens[target][i] += amount
             self.offchain[i] -= amount
+
+        @precondition(lambda self: ESCROW and any(self.open.values()))
+        @rule(data=st.data(), to=st.sampled_from(["other", "other", "other", "same"]))
+        def migrate(self, data: Any, to: str) -> None:
+            """Move the home channel to the other chain (and, drawn again later, back): the
+            whole balance follows it, the old hub releases its funds to the node's vault and
+            shows the channel MIGRATED_OUT, and deposits, withdrawals, escrows, the close
+            and disputes then run on the new chain. Refused before anything is signed: to
+            the chain it already lives on, and with nothing to move."""
+            i = self.pick(data, True)
+            here = self.home[i]
+            target = here if to == "same" else other(here)
+            p = self.provider(i)
+            if to == "same" or self.offchain[i] == 0:
+                self.step(f"migrate_refused({i}, {target})")
+                self.refused(i, p.migrate(target), f"migrate to {target} from {here}")
+                return
+            self.step(f"migrate({i}, {here}->{target})")
+            cid = self.call(p.channels)[-1].id
+            tx = self.run(p.migrate(target))
+            assert tx.status == 1
+            self.sent_on(tx, target)
+            self.run(sb.nitronode.settled())  # the node's release of the old chain
+            self.home[i] = target
+            moved = self.call(p.get_channel, cid)
+            assert (moved.chain_id, moved.status, moved.amount) == (
+                target,
+                "active",
+                self.offchain[i],
+            ), moved
+
+        @precondition(lambda self: ESCROW and any(self.open.values()))
+        @rule(data=st.data(), now=_RARELY)
+        def migrate_over_pending_deposit(self, data: Any, now: bool) -> None:
+            """The provider dies after the escrow deposit's lock is co-signed, before
+            ``initiateEscrowDeposit``: a migration then is refused before anything is signed
+            (an escrow is pending); the next provider's ``recover()`` (on connect) sends the
+            deposit and has it credited, and the node settles it."""
+            if not now:  # a refusal: rarer than an operation
+                return
+            i = self.pick(data, True)
+            source = other(self.home[i])
+            if self.tokens[source][i] < U:
+                return
+            self.step(f"migrate_over_pending_deposit({i}, {source})")
+            p = self.provider(i)
+            hub = p._hub_on(source)
+
+            async def dies(*_a: Any, **_k: Any) -> Any:
+                raise RelayUnavailableError("the process died before initiateEscrowDeposit")
+
+            hub.initiate_escrow_deposit = dies
+            try:
+                self.run(p.deposit_from(source, U))
+            except RelayUnavailableError:
+                pass
+            else:
+                raise AssertionError("deposit_from ran on without initiateEscrowDeposit")
+            self.refused(i, p.migrate(source), "a migration over a pending escrow lock")
+            self.run(self.providers.pop(i).close())
+            finished = self.run(self.provider(i).recover())  # connect() did it already
+            assert finished == [], finished
+            self.run(sb.nitronode.settled())
+            self.tokens[source][i] -= U
+            self.offchain[i] += U
+            self.bare[i] = False
 
         @precondition(lambda self: any(self.open.values()))
         @rule(
@@ -533,7 +700,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 return
             tx = self.run(p.withdraw(part if part is None else amount))
             assert tx.status == 1
-            self.tokens[i] += amount
+            self.tokens[self.home[i]][i] += amount  # on the chain the channel lives on
             self.offchain[i] -= amount
 
         @precondition(lambda self: any(self.open.values()))
@@ -544,13 +711,13 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             p = self.provider(i)
             tx = self.run(p.close_channel())
             assert tx.status == 1
-            self.tokens[i] += self.offchain[i]
+            self.tokens[self.home[i]][i] += self.offchain[i]  # paid where it lives
             self.offchain[i] = 0
             self.open[i] = False
             self.bare[i] = True
             assert self.run(p.balances()).get(p.asset, 0) == 0
             if reopen:
-                self.create(i, min(U, self.tokens[i]))
+                self.create(i, min(U, self.tokens[CHAIN_A][i]))
 
         @precondition(lambda self: any(self.open.values()))
         @rule(data=st.data(), gift=st.sampled_from([False, True]), now=_RARELY)
@@ -572,9 +739,11 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 reply = self.run(request_faucet_tokens(self.wallets[i].address, sb.network))
                 assert reply["success"] is True, reply
                 self.faucet_uses += 1
-            self.run(sb.chain.time_travel(channel.challenge_period + 1))
+            here = self.home[i]  # the dispute runs on the hub the channel lives on
+            assert channel.chain_id == here, (channel.chain_id, here)
+            self.run(CHAINS[here][2].time_travel(channel.challenge_period + 1))
             assert self.run(p.close_channel()).status == 1
-            self.tokens[i] += self.offchain[i]  # the challenged state's balance
+            self.tokens[here][i] += self.offchain[i]  # the challenged state's balance
             self.offchain[i] = tip if gift else 0  # credited by the rescue
             self.open[i] = False
             self.bare[i] = False  # the latest state is the node's unsigned rescue
@@ -611,7 +780,8 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             if not now:  # rarer than an operation
                 return
             self.step(f"advance_time({seconds})")
-            self.run(sb.chain.time_travel(seconds))
+            for _net, _hub, chain in CHAINS.values():  # a home channel may live on either
+                self.run(chain.time_travel(seconds))
 
         # --- invariants -------------------------------------------------------------------
 
@@ -625,15 +795,13 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
             faucet = sb.faucet.payer.provider
             decimals = faucet.decimals
             asset = faucet.asset
-            hub_client = self.hub
             entries: list[tuple[str, Any, ChannelProviderV1 | None, int | None]] = [
                 (f"w{i}", w, self.providers.get(i), i) for i, w in enumerate(self.wallets)
             ]
             entries.append(("faucet", faucet.wallet, faucet, None))
             views = []
             channel_ids: set[str] = set()
-            holders = [await hub_client.token_balance(sb.token, a) for a in self.holders()]
-            tokens = dict(zip(self.holders(), holders, strict=True))
+            balances = {c: await self.token_balances(c) for c in CHAINS}
             for label, wallet, p, i in entries:
                 states = list(ledger.state_chain(wallet.address, asset))
                 channel_ids |= {
@@ -642,6 +810,7 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                 home = await faucet.client.get_home_channel(wallet.address, asset)
                 reply = await faucet.client.get_balances(wallet.address)
                 amounts = [units(e["amount"], decimals) for e in reply if e["asset"] == asset]
+                at = self.holders(CHAIN_A).index(wallet.address)
                 views.append(
                     WalletView(
                         label=label,
@@ -649,66 +818,80 @@ def _machine_class(env: _Env, counters: _Counters, params: V1ModelParams) -> typ
                         states=states,
                         node_balance=amounts[0] if amounts else None,
                         node_channel=(
-                            (str(home["channel_id"]), str(home["status"])) if home else None
+                            (
+                                str(home["channel_id"]),
+                                str(home["status"]),
+                                int(home["blockchain_id"]),
+                            )
+                            if home
+                            else None
                         ),
                         provider=await _provider_view(p) if p is not None else None,
-                        tokens=tokens[wallet.address],
+                        tokens={c: balances[c][at] for c in CHAINS},
                         expected_offchain=self.offchain[i] if i is not None else None,
-                        expected_tokens=self.tokens[i] if i is not None else None,
+                        expected_tokens=(
+                            {c: self.tokens[c][i] for c in CHAINS} if i is not None else None
+                        ),
                     )
                 )
-            hub = {}
-            for c in sorted(channel_ids):  # a closed channel never changes: read it once
-                hub[c] = self.closed_views.get(c) or await _hub_view(hub_client, c)
-                if hub[c].status == "CLOSED":
-                    self.closed_views[c] = hub[c]
-            escrow_chain = await self._escrow_chain(views) if ESCROW else None
+            escrows = await self._escrows(views)
+            chains = {}
+            for chain_id, (net, hub, _chain) in CHAINS.items():
+                channels = {}
+                for c in sorted(channel_ids):  # every channel on every hub: migrations move them
+                    key = (chain_id, c)  # a closed channel never changes: read it once
+                    channels[c] = self.closed_views.get(key) or await _hub_view(hub, c)
+                    if channels[c].status == "CLOSED":
+                        self.closed_views[key] = channels[c]
+                chains[chain_id] = ChainView(
+                    token_total=sum(balances[chain_id]),
+                    expected_token_total=self.totals[chain_id],
+                    hub_tokens=balances[chain_id][-1],
+                    node_vault=await hub.get_node_balance(net.token),
+                    channels=channels,
+                    other_locked=self.other_locked[chain_id],
+                    deposits=escrows[chain_id]["deposit"],
+                    withdrawals=escrows[chain_id]["withdrawal"],
+                )
             return Snapshot(
-                escrow_chain=escrow_chain,
                 decimals=decimals,
                 wallets=views,
                 transactions=list(ledger.transactions),
-                hub=hub,
-                token_total=sum(holders),
-                expected_token_total=self.total,
-                hub_tokens=holders[-1],
-                node_vault=await hub_client.get_node_balance(sb.token),
-                other_locked=self.other_locked,
+                chains=chains,
+                node_quiet=not sb.nitronode.settling,
             )
 
-        async def _escrow_chain(self, views: list[WalletView]) -> EscrowChainView:
-            """The escrow chain's totals and every escrow the wallets' states name."""
-            holders = [await HUB_B.token_balance(NET_B.token, a) for a in self.holders_b()]
+        async def _escrows(
+            self, views: list[WalletView]
+        ) -> dict[int, dict[str, dict[str, EscrowRecord]]]:
+            """Every escrow the wallets' states name, read on the hub of the chain its escrow
+            ledger names (the chain the home channel did not live on then)."""
             records = sb.nitronode.ledger.escrows
-            found: dict[str, dict[str, EscrowRecord]] = {"deposit": {}, "withdrawal": {}}
+            found: dict[int, dict[str, dict[str, EscrowRecord]]] = {
+                c: {"deposit": {}, "withdrawal": {}} for c in CHAINS
+            }
+            which = {120: "deposit", 20: "deposit", 110: "withdrawal", 21: "withdrawal"}
             for view in views:
                 for state in view.states:
-                    kind = int(state["transition"]["type"])
+                    kind = which.get(int(state["transition"]["type"]))
                     escrow_id = str(state.get("escrow_channel_id") or "").lower()
-                    which = {120: "deposit", 20: "deposit", 110: "withdrawal", 21: "withdrawal"}
-                    if kind not in which or escrow_id in found[which[kind]]:
+                    chain_id = int((state.get("escrow_ledger") or {}).get("blockchain_id") or 0)
+                    if kind is None or chain_id not in found or escrow_id in found[chain_id][kind]:
                         continue
+                    hub = CHAINS[chain_id][1]
                     read = (
-                        HUB_B.get_escrow_deposit_data
-                        if which[kind] == "deposit"
-                        else HUB_B.get_escrow_withdrawal_data
+                        hub.get_escrow_deposit_data
+                        if kind == "deposit"
+                        else hub.get_escrow_withdrawal_data
                     )
                     data = await read(escrow_id)
                     mine = records.get(escrow_id) or records.get(str(state["escrow_channel_id"]))
-                    found[which[kind]][escrow_id] = EscrowRecord(
+                    found[chain_id][kind][escrow_id] = EscrowRecord(
                         status=data.status,
                         locked_amount=data.locked_amount,
                         settled_by_node=bool(mine and mine["status"] == "settled"),
                     )
-            return EscrowChainView(
-                token_total=sum(holders),
-                expected_token_total=self.total_b,
-                hub_tokens=holders[-1],
-                node_vault=await HUB_B.get_node_balance(NET_B.token),
-                deposits=found["deposit"],
-                withdrawals=found["withdrawal"],
-                node_quiet=not sb.nitronode.settling,
-            )
+            return found
 
         def teardown(self) -> None:
             failure = sys.exc_info()[1]  # hypothesis tears down in a ``finally``
@@ -744,6 +927,7 @@ async def _provider_view(p: Any) -> ProviderView:
         version=channel.version,
         amount=channel.amount,
         onchain_version=max(done)[1] if done else None,
+        chain_id=channel.chain_id,
     )
 
 

@@ -316,3 +316,41 @@ async def test_the_node_finalizes_nothing_the_new_chain_does_not_hold(sb: LocalS
         assert await gina.balances() == {gina.asset: 2 * U}
     finally:
         await gina.close()
+
+
+async def test_a_migration_right_after_receiving_a_transfer_moves_it_too(
+    sb: LocalSandbox,
+) -> None:
+    """A received transfer leaves the node-issued receive as the latest state (node-signed
+    only, as every v1 credit is until the user's next state acknowledges it): the migrate
+    state is that next state, so it moves the received funds along, as any other state would
+    build on them (a migration refused there said 'migrate needs the last state co-signed')."""
+    wallet = await _user(sb, tokens_a=2 * U)
+    sender_wallet = await _user(sb, tokens_a=U)
+    books = _Books(sb, wallet.address)
+    hana = await ChannelProviderV1(sb.network, wallet).connect()
+    sender = await ChannelProviderV1(sb.network, sender_wallet).connect()
+    try:
+        channel = await hana.create_channel(hana.node_address, hana.asset, 2 * U)
+        await sender.create_channel(sender.node_address, sender.asset, U)
+        await sender.transfer(None, U, wallet.address)
+        latest = await hana.client.get_latest_state(wallet.address, hana.asset, False)
+        assert latest is not None and int(latest["transition"]["type"]) == 31
+        assert not latest.get("user_sig")  # the receive, not acknowledged yet
+        before = await books.read()
+
+        await hana.migrate(SECOND)
+        await _settled(sb)
+
+        assert await hana.balances() == {hana.asset: 3 * U}
+        new = await books.hub_b.get_channel_data(channel.id)
+        assert (new.status, new.locked_funds) == ("OPERATING", 3 * U)
+        old = await books.hub_a.get_channel_data(channel.id)
+        assert (old.status, old.locked_funds) == ("MIGRATED_OUT", 0)
+        _wa, _wb, vault_a, vault_b = await books.read()
+        # A's hub held 2 for the channel (the 1 received was the node's, off chain): both
+        # go back to A's vault; B's vault locks the 3 the user now holds there
+        assert (vault_a, vault_b) == (before[2] + 2 * U, before[3] - 3 * U)
+    finally:
+        await sender.close()
+        await hana.close()

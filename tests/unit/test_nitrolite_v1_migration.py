@@ -112,7 +112,7 @@ def test_migrate_finalize_trades_the_ledgers_places() -> None:
 @pytest.mark.parametrize(
     ("current", "chain", "token", "message"),
     [
-        (_signed(user_sig=""), 2, TOKEN_B, "co-signed"),
+        (_signed(node_sig=""), 2, TOKEN_B, "signed by the node"),
         (_signed(), 1, TOKEN_B, "already on that chain"),
         (_signed(), 0, TOKEN_B, "invalid blockchain ID"),
         (_signed(), 2, "0x0", "invalid token address"),
@@ -126,6 +126,14 @@ def test_migrate_is_refused_unsigned(
 ) -> None:
     with pytest.raises(InvalidStateError, match=message):
         migrate_state(current, blockchain_id=chain, token=token)
+
+
+def test_migrate_acknowledges_a_receive_the_user_has_not_signed() -> None:
+    """The node-issued receive is node-signed only until the user's next state: the migrate
+    state is that state and carries the received balance (a co-signed receive was required,
+    which refused every migration right after a transfer in)."""
+    state = migrate_state(_signed(user_sig=None), blockchain_id=2, token=TOKEN_B)
+    assert state["version"] == "5" and state["transition"]["amount"] == "7.5"
 
 
 def test_a_pending_escrow_ledger_refuses_a_migration() -> None:

@@ -59,8 +59,12 @@ def migrate_state(
     to move to ``blockchain_id`` (its ``token`` there). Refused (``InvalidStateError``) when
     there is nothing to move, when an escrow is pending (the node's balance or an escrow
     ledger in the home state) or when the target is the home chain itself."""
-    if not current.get("user_sig") or not current.get("node_sig"):
-        raise InvalidStateError("migrate needs the last state co-signed")
+    # the node's signature is what makes ``current`` a state of its chain; the user's may be
+    # missing: a node-issued credit (a receive, a release) stays node-signed only until the
+    # user's next state acknowledges it, and the migrate state is that next state, as any
+    # other transition would be (requiring both refused every migration after a receive)
+    if not current.get("node_sig"):
+        raise InvalidStateError("migrate needs the last state signed by the node")
     state = next_state(current)
     home = state["home_ledger"]
     channel = state.get("home_channel_id") or ""
