@@ -19,8 +19,11 @@ Deposit:
    balance. The node co-signs it only once the escrow chain shows the record INITIALIZED
    with exactly ``a`` locked, as of its confirmation delay (never unbacked funds), and the
    escrow becomes ``credited``.
-4. The node then sends ``finalizeEscrowDeposit`` on the escrow chain (the deposit to its
-   vault), after the state is committed, and the escrow becomes ``settled``. A record the
+4. After the state is committed the node puts both states on the home hub
+   (``initiateEscrowDeposit`` / ``finalizeEscrowDeposit`` there: the user's latest state is
+   then what the home hub holds, so a challenge with it is accepted), then sends
+   ``finalizeEscrowDeposit`` on the escrow chain (the deposit to its vault), and the escrow
+   becomes ``settled`` (:meth:`EscrowDeposits.settle_escrow`). A record the
    user disputed (``challengeEscrowDeposit``) can still be finalized until its dispute
    expires; the node does it at once, so a user credited off chain cannot also take the
    deposit back. A restarted node settles what is still ``credited``.
@@ -42,7 +45,8 @@ Withdrawal:
    the node's vault into an escrow record (INITIALIZED).
 3. ``escrow_withdraw`` (intent FINALIZE_ESCROW_WITHDRAWAL) debits ``a`` at home; the node
    co-signs it only once the escrow chain shows its lock, and the escrow becomes ``debited``.
-4. The user sends ``finalizeEscrowWithdrawal`` there with that state and is paid.
+4. The user sends ``finalizeEscrowWithdrawal`` there with that state and is paid; the node
+   puts the lock and the debit on the home hub, as for a deposit.
 
 An abandoned withdrawal lock (the user had ``escrow_lock`` co-signed, maybe initiated it on the
 escrow chain, and never asks for ``escrow_withdraw``) would keep the node's vault there locked
@@ -81,9 +85,7 @@ state it co-signs, and every ``NitronodeConfig.abandoned_check_interval_secs`` (
 own loop, in the one settlement task (:meth:`.server.NitronodeNode.check_abandoned` looks at
 once and returns when what is due is done, for tests that move a chain's clock).
 
-Not done here (reported): the node's steps on the home chain (``initiateEscrowDeposit`` /
-``finalize*`` on the home side, which only checkpoint the home channel; the home balance is
-enforced on close either way). A transfer received while a lock is pending (or its reclaim's
+Not done here (reported): a transfer received while a lock is pending (or its reclaim's
 dispute runs) still follows the lock with its escrow ledger. The read of a purged deposit as
 it stood before its unlock time needs the chain's state of that block (a pruned public RPC
 keeps about 128 blocks: the credit is then refused until asked of an archive node).
