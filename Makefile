@@ -95,18 +95,24 @@ lint: $(PY_STAMP)
 check: lint $(ARTIFACTS_STAMP)
 	$(BIN)/pytest -q tests/unit $(PYTEST_FLAGS)
 
-# the full suite. tests/unit (pure, CPU-bound, no chain, server or browser) runs alongside the
-# rest, which mostly waits on its sandboxes, servers and browsers: the suite kept one core
-# busy out of two and took over 30 minutes in one process. Its report is printed after the
-# rest's; either failing fails the target.
+# the full suite. What waits on nothing runs alongside the rest (which mostly waits on its
+# sandboxes, servers and browsers, keeping one core busy out of two): tests/unit (pure,
+# CPU-bound), then the notebooks under nbval, then tests/package (wheel and sdist built and
+# installed in their own venvs). In one process the suite took over 30 minutes. Their report
+# is printed after the rest's; any of them failing fails the target.
 test: setup interop-deps chromium lint
-	@unit_log=$$(mktemp); \
-	$(BIN)/pytest -p no:cacheprovider tests/unit $(PYTEST_FLAGS) >"$$unit_log" 2>&1 & unit=$$!; \
-	status=0; $(BIN)/pytest --ignore=tests/unit $(PYTEST_FLAGS) || status=$$?; \
-	wait $$unit || status=$$?; \
-	echo "=== tests/unit (ran alongside) ==="; cat "$$unit_log"; rm -f "$$unit_log"; \
+	@side_log=$$(mktemp); \
+	( u=0; n=0; p=0; \
+	  $(BIN)/pytest -p no:cacheprovider tests/unit $(PYTEST_FLAGS) || u=$$?; \
+	  if ls notebooks/*.ipynb >/dev/null 2>&1; then \
+	    $(NBVAL) -p no:cacheprovider --notebook-probes notebooks || n=$$?; fi; \
+	  $(BIN)/pytest -p no:cacheprovider tests/package $(PYTEST_FLAGS) || p=$$?; \
+	  [ $$u -eq 0 ] && [ $$n -eq 0 ] && [ $$p -eq 0 ] ) >"$$side_log" 2>&1 & side=$$!; \
+	status=0; $(BIN)/pytest --ignore=tests/unit --ignore=tests/package $(PYTEST_FLAGS) || status=$$?; \
+	wait $$side || status=$$?; \
+	echo "=== tests/unit, notebooks, tests/package (ran alongside) ==="; cat "$$side_log"; \
+	rm -f "$$side_log"; \
 	exit $$status
-	@if ls notebooks/*.ipynb >/dev/null 2>&1; then $(MAKE) --no-print-directory notebooks; fi
 
 # nbval's support files live in tests/nbval/ (notebooks/ holds only notebooks): its plugin is
 # loaded with -p, which needs `python -m` (the repository on sys.path)
