@@ -32,11 +32,12 @@ failing sequence can be replayed by hand.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 import traceback
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -113,13 +114,8 @@ def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams())
 
     result = CheckResult("channel_v1_model")
     started = time.perf_counter()
-    workdir.mkdir(parents=True, exist_ok=True)
-    previous_home = os.environ.get("SETTLEMENT_HOME")
-    os.environ["SETTLEMENT_HOME"] = str(workdir / "home")
-    runner = _LoopThread()
     counters = _Counters()
-    try:
-        env = runner.run(_start_env(workdir, runner, params.chain, params.escrow))
+    with _session(workdir, params) as env:
         machine = _machine_class(env, counters, params)
         phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if params.shrink else ())
         config = settings(
@@ -150,24 +146,8 @@ def run_channel_v1_model(workdir: Path, params: V1ModelParams = V1ModelParams())
             if isinstance(exc, Flaky):  # the errors it hid: what the sequences raised
                 for failure in env.failures:
                     result.fail(failure)
-        finally:
-            runner.run(env.sb.aclose())
-    finally:
-        runner.close()
-        if previous_home is None:
-            os.environ.pop("SETTLEMENT_HOME", None)
-        else:
-            os.environ["SETTLEMENT_HOME"] = previous_home
-    result.metrics.update(
-        {
-            "v1_model_sequences": counters.sequences,
-            "v1_model_steps": counters.steps,
-            "v1_model_rejected_operations": counters.rejected,
-            "v1_model_violations": len(result.violations),
-            "v1_model_steps_by_rule": dict(sorted(counters.by_rule.items())),
-        }
-    )
-    result.seconds = time.perf_counter() - started
+    result.metrics["v1_model_sequences"] = counters.sequences
+    _finish(result, counters, started)
     result.metrics["v1_model_steps_per_second"] = round(counters.steps / result.seconds, 3)
     return result
 
@@ -196,27 +176,37 @@ def run_channel_v1_script(
     relative to the chain the channel moved to, a dispute there)."""
     result = CheckResult("channel_v1_script")
     started = time.perf_counter()
+    counters = _Counters()
+    with _session(workdir, params) as env:
+        machine = _machine_class(env, counters, params)()
+        try:
+            machine.invariants_hold()
+            for name, kwargs in script:
+                args = dict(kwargs)
+                if "data" in getattr(machine, name).__code__.co_varnames:
+                    args.setdefault("data", _Pick())
+                getattr(machine, name)(**args)
+                machine.invariants_hold()
+        except Exception as exc:
+            result.fail(f"{type(exc).__name__}: {exc}; steps: {'; '.join(env.log)}")
+        finally:
+            machine.teardown()
+    _finish(result, counters, started)
+    return result
+
+
+@contextlib.contextmanager
+def _session(workdir: Path, params: V1ModelParams) -> Iterator[_Env]:
+    """The model's v1 sandbox under ``workdir`` on its own loop thread, with SETTLEMENT_HOME
+    there while it runs (the providers' stores), all stopped and restored after."""
     workdir.mkdir(parents=True, exist_ok=True)
     previous_home = os.environ.get("SETTLEMENT_HOME")
     os.environ["SETTLEMENT_HOME"] = str(workdir / "home")
     runner = _LoopThread()
-    counters = _Counters()
     try:
         env = runner.run(_start_env(workdir, runner, params.chain, params.escrow))
         try:
-            machine = _machine_class(env, counters, params)()
-            try:
-                machine.invariants_hold()
-                for name, kwargs in script:
-                    args = dict(kwargs)
-                    if "data" in getattr(machine, name).__code__.co_varnames:
-                        args.setdefault("data", _Pick())
-                    getattr(machine, name)(**args)
-                    machine.invariants_hold()
-            except Exception as exc:
-                result.fail(f"{type(exc).__name__}: {exc}; steps: {'; '.join(env.log)}")
-            finally:
-                machine.teardown()
+            yield env
         finally:
             runner.run(env.sb.aclose())
     finally:
@@ -225,6 +215,10 @@ def run_channel_v1_script(
             os.environ.pop("SETTLEMENT_HOME", None)
         else:
             os.environ["SETTLEMENT_HOME"] = previous_home
+
+
+def _finish(result: CheckResult, counters: _Counters, started: float) -> None:
+    """The counts every run reports, and its time."""
     result.metrics.update(
         {
             "v1_model_steps": counters.steps,
@@ -234,7 +228,6 @@ def run_channel_v1_script(
         }
     )
     result.seconds = time.perf_counter() - started
-    return result
 
 
 async def _start_env(workdir: Path, runner: _LoopThread, chain: str, escrow: bool) -> _Env:
