@@ -39,86 +39,61 @@ KILL_AFTER = 15
 
 
 async def test_a_killed_node_loses_no_acknowledged_transfer(chain: Chain, tmp_path: Path) -> None:
-    deployer, alice, bob = chain.wallet(0), chain.wallet(1), chain.wallet(2)
-    node_key = sandbox_key("broker")
-    hub = await deploy_channel_hub(chain, deployer, node_key.address, fund=[alice.address])
-    asset = NodeAsset("usdc", 6, (NodeToken(chain.chain_id, hub.token, 6),))
-    node = NitronodeProcess(
-        db_path=tmp_path / "node.sqlite",
-        node_key=node_key,
-        chain_id=chain.chain_id,
-        hub=hub.hub,
-        assets=[asset],
-        durability="full",
-    )
-    await node.start()
-    network = local(
-        chain_id=chain.chain_id,
-        custody=ZERO_ADDRESS,
-        adjudicator=ZERO_ADDRESS,
-        policy_hook=ZERO_ADDRESS,
-        settlement_adapter=ZERO_ADDRESS,
-        pool_manager=ZERO_ADDRESS,
-        node_url=node.url,
-        faucet_url="http://127.0.0.1:9/faucet/requestTokens",
-        explorer_base="http://127.0.0.1:9/explorer",
-        token=hub.token,
-        channel_hub=hub.hub,
-        protocol="nitrolite-v1",
-    )
-    network = replace(network, asset_symbol="usdc")
-    store_path = tmp_path / "alice.sqlite"
-    provider = ChannelProviderV1(network, alice, store=V1Store(store_path))
-    try:
-        await provider.connect()
-        channel = await provider.create_channel(provider.node_address, "usdc", 100 * U)
-        acknowledged: list[int] = []
-        due, killed = asyncio.Event(), asyncio.Event()
-
-        async def kill_when_due() -> None:
-            await due.wait()  # KILL_AFTER transfers returned; the stream goes on meanwhile
-            await node.kill()
-            killed.set()
-
-        killer = asyncio.ensure_future(kill_when_due())
-        for i in range(TOTAL):
-            try:
-                await provider.transfer(channel.id, 1000 + i, bob.address)
-            except SettlementError:
-                break  # the node is gone: this one was never acknowledged
-            acknowledged.append(1000 + i)
-            if len(acknowledged) == KILL_AFTER:
-                due.set()
-        await killer
-        assert killed.is_set() and KILL_AFTER <= len(acknowledged) < TOTAL
-        await provider.close()
-        provider.store.close()
-
-        await node.start()  # same database, same port
-        again = ChannelProviderV1(network, alice, store=V1Store(store_path))
+    alice, bob = chain.wallet(1), chain.wallet(2)
+    async with _killable_node(chain, tmp_path) as (node, network):
+        store_path = tmp_path / "alice.sqlite"
+        provider = ChannelProviderV1(network, alice, store=V1Store(store_path))
         try:
-            await again.connect()  # recovers the transfer in flight, if any
-            history = await again.client.get_transactions(
-                bob.address, asset="usdc", tx_type=30, pagination={"limit": 1000, "sort": "asc"}
-            )
-            amounts = [to_units(t["amount"], 6) for t in history["transactions"]]
-            # every acknowledged transfer is there, in order; at most one more (in flight)
-            assert amounts[: len(acknowledged)] == acknowledged
-            assert len(amounts) - len(acknowledged) in (0, 1)
-            mine = again.store.latest_state("usdc")
-            theirs = await again.client.get_latest_state(alice.address, "usdc", False)
-            assert mine is not None and theirs is not None
-            assert mine["version"] == theirs["version"] and mine["node_sig"] == theirs["node_sig"]
-            # and the channel goes on: one more transfer, then the close
-            await again.transfer(channel.id, 1, bob.address)
-            await again.close_channel(channel.id)
-            assert again.get_channel(channel.id).status == "final"
-        finally:
-            await again.close()
-    finally:
-        with contextlib.suppress(Exception):
+            await provider.connect()
+            channel = await provider.create_channel(provider.node_address, "usdc", 100 * U)
+            acknowledged: list[int] = []
+            due, killed = asyncio.Event(), asyncio.Event()
+
+            async def kill_when_due() -> None:
+                await due.wait()  # KILL_AFTER transfers returned; the stream goes on meanwhile
+                await node.kill()
+                killed.set()
+
+            killer = asyncio.ensure_future(kill_when_due())
+            for i in range(TOTAL):
+                try:
+                    await provider.transfer(channel.id, 1000 + i, bob.address)
+                except SettlementError:
+                    break  # the node is gone: this one was never acknowledged
+                acknowledged.append(1000 + i)
+                if len(acknowledged) == KILL_AFTER:
+                    due.set()
+            await killer
+            assert killed.is_set() and KILL_AFTER <= len(acknowledged) < TOTAL
             await provider.close()
-        await node.aclose()
+            provider.store.close()
+
+            await node.start()  # same database, same port
+            again = ChannelProviderV1(network, alice, store=V1Store(store_path))
+            try:
+                await again.connect()  # recovers the transfer in flight, if any
+                history = await again.client.get_transactions(
+                    bob.address, asset="usdc", tx_type=30, pagination={"limit": 1000, "sort": "asc"}
+                )
+                amounts = [to_units(t["amount"], 6) for t in history["transactions"]]
+                # every acknowledged transfer is there, in order; at most one more (in flight)
+                assert amounts[: len(acknowledged)] == acknowledged
+                assert len(amounts) - len(acknowledged) in (0, 1)
+                mine = again.store.latest_state("usdc")
+                theirs = await again.client.get_latest_state(alice.address, "usdc", False)
+                assert mine is not None and theirs is not None
+                assert (
+                    mine["version"] == theirs["version"] and mine["node_sig"] == theirs["node_sig"]
+                )
+                # and the channel goes on: one more transfer, then the close
+                await again.transfer(channel.id, 1, bob.address)
+                await again.close_channel(channel.id)
+                assert again.get_channel(channel.id).status == "final"
+            finally:
+                await again.close()
+        finally:
+            with contextlib.suppress(Exception):
+                await provider.close()
 
 
 @contextlib.asynccontextmanager
