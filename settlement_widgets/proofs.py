@@ -50,6 +50,7 @@ from .methods import validate_method
 __all__ = [
     "PROOF_TYPES",
     "ProofType",
+    "ProofWriter",
     "default_proofs_path",
     "list_proofs",
     "record_proof",
@@ -87,11 +88,11 @@ def default_proofs_path() -> Path:
     return settlement_home() / "proofs.sqlite"
 
 
-def _connect(path: Path | str | None) -> sqlite3.Connection:
+def _connect(path: Path | str | None, *, check_same_thread: bool = True) -> sqlite3.Connection:
     target = Path(path) if path is not None else default_proofs_path()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(target, timeout=10.0)
+        conn = sqlite3.connect(target, timeout=10.0, check_same_thread=check_same_thread)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.executescript(_SCHEMA)
     except (OSError, sqlite3.Error) as exc:
@@ -183,6 +184,19 @@ def record_proofs(
     transfer (each of those opened the file, fsynced and checkpointed it on close). Returns,
     per proof, the record as served or the error that kept that one out; the valid ones
     are written together."""
+    results, rows = _proof_rows(method, network, chain_id, proofs)
+    if rows:
+        _insert(path, rows)
+    return results
+
+
+def _proof_rows(
+    method: str,
+    network: Any,
+    chain_id: int,
+    proofs: Sequence[tuple[str, str, Mapping[str, Any]]],
+) -> tuple[list[dict[str, Any] | SettlementError], list[tuple[Any, ...]]]:
+    """Per proof its record or its error, and the rows of the valid ones."""
     results: list[dict[str, Any] | SettlementError] = []
     rows: list[tuple[Any, ...]] = []
     for step, type_, data in proofs:
@@ -193,9 +207,7 @@ def record_proofs(
             continue
         rows.append(row)
         results.append(entry)
-    if rows:
-        _insert(path, rows)
-    return results
+    return results, rows
 
 
 def _proof_row(
@@ -214,14 +226,7 @@ def _proof_row(
     name = _network_name(network)
     if isinstance(chain_id, bool) or not isinstance(chain_id, int) or chain_id <= 0:
         raise SettlementValueError(f"chain_id must be a positive integer, got {chain_id!r}")
-    if not isinstance(step, str) or not step.strip() or len(step) > _MAX_STEP:
-        raise SettlementValueError(
-            f"step must be a non-empty name of at most {_MAX_STEP} characters, got {step!r}"
-        )
-    if type not in PROOF_TYPES:
-        raise UnknownOptionError(
-            f"unknown proof type {type!r}; valid types: {', '.join(PROOF_TYPES)}"
-        )
+    _check_step(step, type)
     if tx_hash is not None and (not isinstance(tx_hash, str) or not _TX_HASH.match(tx_hash)):
         raise SettlementValueError(f"tx_hash must be 0x followed by 64 hex digits, got {tx_hash!r}")
     if type == "on-chain" and tx_hash is None:
@@ -231,6 +236,32 @@ def _proof_row(
             "explorer_url must be an http(s) URL or a path on the Jupyter server, "
             f"got {explorer_url!r}"
         )
+    encoded = _encode_data(data)
+    stamp = _timestamp(timestamp)
+    tx = tx_hash.lower() if tx_hash is not None else None
+    row = (method, name, chain_id, step, type, tx, explorer_url, encoded, stamp)
+    return row, _entry(step, type, tx, explorer_url, json.loads(encoded), stamp)
+
+
+_INSERT = (
+    "INSERT INTO proofs (method, network, chain_id, step, type, tx_hash, "
+    "explorer_url, data, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _check_step(step: Any, type: Any) -> None:
+    if not isinstance(step, str) or not step.strip() or len(step) > _MAX_STEP:
+        raise SettlementValueError(
+            f"step must be a non-empty name of at most {_MAX_STEP} characters, got {step!r}"
+        )
+    if type not in PROOF_TYPES:
+        raise UnknownOptionError(
+            f"unknown proof type {type!r}; valid types: {', '.join(PROOF_TYPES)}"
+        )
+
+
+def _encode_data(data: Any) -> str:
+    """The stored text of a proof's ``data`` (checked: an object, JSON, under the limit)."""
     payload = {} if data is None else data
     if not isinstance(payload, Mapping):
         raise SettlementValueError(f"data must be a JSON object, got {payload.__class__.__name__}")
@@ -242,25 +273,108 @@ def _proof_row(
         raise SettlementValueError(
             f"data is {len(encoded)} bytes encoded; keep proof data under {_MAX_DATA_BYTES} bytes"
         )
-    stamp = _timestamp(timestamp)
-    tx = tx_hash.lower() if tx_hash is not None else None
-    row = (method, name, chain_id, step, type, tx, explorer_url, encoded, stamp)
-    return row, _entry(step, type, tx, explorer_url, json.loads(encoded), stamp)
+    return encoded
+
+
+def _proof_data(step: Any, type: Any, data: Any) -> str:
+    """:func:`_proof_row`'s checks of a proof without a transaction, and its data's text."""
+    _check_step(step, type)
+    if type == "on-chain":
+        raise SettlementValueError("an on-chain proof needs the tx_hash of its transaction")
+    return _encode_data(data)
 
 
 def _insert(path: Path | str | None, rows: list[tuple[Any, ...]]) -> None:
     conn = _connect(path)
     try:
         with conn:
-            conn.executemany(
-                "INSERT INTO proofs (method, network, chain_id, step, type, tx_hash, "
-                "explorer_url, data, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            conn.executemany(_INSERT, rows)
     except sqlite3.Error as exc:
         raise ConfigurationError(f"cannot write to the proof log: {exc}") from exc
     finally:
         conn.close()
+
+
+class ProofWriter:
+    """:func:`record_proofs` over one connection kept open, for a writer that appends
+    bursts all the time (a channel provider's transfers).
+
+    Each :func:`record_proofs` call opens the file, sets WAL, runs the schema, commits and
+    closes; closing the last connection checkpoints the WAL into the database and deletes
+    it, two more fsyncs. For a provider writing a burst every 50 ms that was ~2 ms of CPU
+    per burst (60-100 µs per transfer). Here only the COMMIT (fsynced, as before) remains;
+    SQLite's automatic checkpoint and :meth:`close` fold the WAL back. Readers (the
+    endpoint) are unaffected: WAL lets them read while the connection is open.
+
+    The path is resolved at each call as :func:`record_proofs` does (``SETTLEMENT_HOME`` may
+    move, e.g. in tests): a different path closes the old connection and opens the new one.
+    Calls must not overlap (one writer at a time); any thread may make them.
+    """
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self._path = Path(path) if path is not None else None
+        self._conn: sqlite3.Connection | None = None
+        self._open_path: Path | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        target = self._path if self._path is not None else default_proofs_path()
+        if self._conn is not None and self._open_path == target:
+            return self._conn
+        self.close()
+        # handed from one worker thread to the next (never two at once): unchecked
+        conn = _connect(target, check_same_thread=False)
+        self._conn, self._open_path = conn, target
+        return conn
+
+    def record_proofs(
+        self,
+        method: str,
+        network: Any,
+        chain_id: int,
+        proofs: Sequence[tuple[str, str, Mapping[str, Any]]],
+    ) -> list[SettlementError | None]:
+        """As :func:`record_proofs` (the same checks, the same rows), on the kept connection;
+        per proof the error that kept it out, or ``None`` once written.
+
+        What is the same for the whole burst (method, network, chain, the timestamp: one
+        call is one instant) is checked and made once, and no record is built to return:
+        per proof only its own checks and its JSON remain, a few µs instead of ~30."""
+        rows: list[tuple[Any, ...]] = []
+        results: list[SettlementError | None] = []
+        head: tuple[Any, ...] | None = None
+        for step, type_, data in proofs:
+            try:
+                if head is None:
+                    row, _ = _proof_row(
+                        method, network, chain_id, step, type_, None, None, data, None
+                    )
+                    head = row[:3]
+                    stamp = row[8]
+                else:
+                    row = (*head, step, type_, None, None, _proof_data(step, type_, data), stamp)
+            except SettlementError as exc:
+                results.append(exc)
+                continue
+            rows.append(row)
+            results.append(None)
+        if rows:
+            conn = self._connection()
+            try:
+                with conn:
+                    conn.executemany(_INSERT, rows)
+            except sqlite3.Error as exc:
+                self.close()  # the next call starts on a fresh connection
+                raise ConfigurationError(f"cannot write to the proof log: {exc}") from exc
+        return results
+
+    def close(self) -> None:
+        """Close the connection (the WAL is checkpointed); a later call reopens it."""
+        conn, self._conn, self._open_path = self._conn, None, None
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:  # pragma: no cover - closing a broken file is best effort
+                pass
 
 
 def list_proofs(method: str, network: Any, *, path: Path | str | None = None) -> dict[str, Any]:

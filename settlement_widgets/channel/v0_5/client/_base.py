@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Self
 
     from ....networks import Explorer
+    from ....proofs import ProofWriter
     from ....signer import Signer
     from ...models import Channel
     from ..chain.custody import CustodyClient, CustodyTx
@@ -128,6 +129,8 @@ class _ProviderBase:
     _tasks: set[asyncio.Task[Any]]
     _proof_queue: list[tuple[str, str, dict[str, Any]]]
     _proof_writer: asyncio.Task[None] | None
+    #: the proof log's connection, kept open across bursts (closed by ``close()``)
+    _proof_log: ProofWriter
     _unsubscribe: list[Callable[[], None]]
 
     if TYPE_CHECKING:

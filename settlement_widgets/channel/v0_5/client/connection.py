@@ -196,6 +196,7 @@ class _ConnectionMixin(_ProviderBase):
             return
         self._closed = True
         await self.flush_proofs()
+        self._proof_log.close()
         for task in (self._watcher, *self._tasks):
             if task is not None:
                 task.cancel()

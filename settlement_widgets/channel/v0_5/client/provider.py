@@ -51,6 +51,7 @@ from ....errors import (
     UnknownOptionError,
 )
 from ....networks import Explorer
+from ....proofs import ProofWriter
 from ...models import Channel, StepEvent, Transfer, Tx
 from ..chain.custody import ChannelData, CustodyClient
 from ..core import lifecycle as L
@@ -194,6 +195,7 @@ class ChannelProvider(
         self._tasks = set()
         self._proof_queue = []
         self._proof_writer = None
+        self._proof_log = ProofWriter()
         self._unsubscribe = []
 
     # --- identity ---------------------------------------------------------------------------

@@ -140,16 +140,16 @@ class _TransactionsMixin(_ProviderBase):
             batch, self._proof_queue = self._proof_queue, []
 
             def write(items: list[tuple[str, str, dict[str, Any]]] = batch) -> None:
-                from ....proofs import record_proofs
-
                 config = self.config
                 try:  # the whole burst in one transaction of the proof log
-                    results = record_proofs("channel", config.network_name, config.chain_id, items)
+                    results = self._proof_log.record_proofs(
+                        "channel", config.network_name, config.chain_id, items
+                    )
                 except Exception:  # bookkeeping: log, never break the writer
                     _log.exception("could not record %d proofs", len(items))
                     return
                 for (step, _, _), result in zip(items, results, strict=True):
-                    if isinstance(result, SettlementError):
+                    if result is not None:
                         _log.warning("could not record the %s proof: %s", step, result)
 
             await asyncio.to_thread(write)
