@@ -16,13 +16,20 @@ from ..errors import RelayUnavailableError
 __all__ = ["open_node_socket"]
 
 
-async def open_node_socket(url: str, *, timeout: float, what: str) -> Any:
-    """The connected socket to ``url``; ``what`` names the node in errors ("the relay")."""
+async def open_node_socket(
+    url: str, *, timeout: float, what: str, create_connection: type[Any] | None = None
+) -> Any:
+    """The connected socket to ``url``; ``what`` names the node in errors ("the relay").
+    ``create_connection``: a ``ClientConnection`` subclass to use instead of websockets'."""
     from websockets.asyncio.client import connect
 
+    extra: dict[str, Any] = {}
+    if create_connection is not None:
+        extra["create_connection"] = create_connection
     try:
         return await connect(
             url,
+            **extra,
             compression=None,
             open_timeout=timeout,
             max_size=1 << 22,

@@ -35,6 +35,7 @@ from ....ws_write import write_queued
 from ...node_socket import open_node_socket
 from ..core import messages as M
 from ..core.rpc import Request, Response, make_request, now_ms, parse_response
+from .relay_socket import DirectClientConnection
 
 __all__ = ["RELAY_LOGGER", "NotificationCallback", "RelayConnection"]
 
@@ -170,11 +171,17 @@ class RelayConnection:
                 if self._closed:
                     raise RelayUnavailableError("this RelayClient is closed")
                 return
-            ws = await open_node_socket(self.url, timeout=self.connect_timeout, what="the relay")
+            ws = await open_node_socket(
+                self.url,
+                timeout=self.connect_timeout,
+                what="the relay",
+                create_connection=DirectClientConnection,
+            )
             self._ws = ws
             self._unverified.clear()
             self._protocol_error = None
             self._reader = asyncio.get_running_loop().create_task(self._read(ws))
+            self._start_reading(ws)
             try:
                 await self._handshake()
             except BaseException:
@@ -218,37 +225,60 @@ class RelayConnection:
 
     # --- reading ------------------------------------------------------------------------
 
-    async def _read(self, ws: Any) -> None:
-        from websockets.exceptions import ConnectionClosed
+    def _start_reading(self, ws: DirectClientConnection) -> None:
+        """Handle every message of ``ws`` from the callback that read it (what arrived
+        during the opening handshake first, in order)."""
+        stopped = False
 
+        def on_message(message: bytes) -> None:
+            nonlocal stopped
+            if not stopped and not self._on_message(ws, message):
+                stopped = True  # not our protocol: read nothing more from this socket
+                ws.on_message = None
+                if ws is self._ws:
+                    self._on_disconnect()
+
+        early, ws.early = ws.early, []
+        for message in early:
+            on_message(message)
+        if not stopped:
+            ws.on_message = on_message
+
+    async def _read(self, ws: Any) -> None:
+        """Wait for ``ws`` to close (its messages are handled as they arrive,
+        :meth:`_start_reading`), then treat the close as a drop."""
         try:
-            async for message in ws:
-                try:
-                    frame = parse_response(message)
-                except SettlementError as exc:
-                    self.rejected_frames += 1
-                    if self.broker_address is None and ws is self._ws:
-                        # nothing verified yet on this socket: is it our protocol at all?
-                        self._wrong_protocol(message, exc)
-                        return
-                    _log.warning("dropping a relay frame that does not parse: %s", exc)
-                    continue
-                if self.broker_address is None and ws is self._ws:
-                    if self._is_config_reply(frame):
-                        self._resolve(frame)
-                    else:
-                        self._unverified.append(frame)
-                    continue
-                self._dispatch(frame)
-        except ConnectionClosed:
-            pass
+            await ws.wait_closed()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # pragma: no cover - a transport bug: treat as a drop
             _log.warning("relay reader stopped: %s", exc)
         finally:
+            ws.on_message = None
             if ws is self._ws:
                 self._on_disconnect()
+
+    def _on_message(self, ws: Any, message: bytes) -> bool:
+        """One message of ``ws``: parsed, then held, resolved or verified and dispatched.
+        False when the first frames show the relay speaks another protocol."""
+        try:
+            frame = parse_response(message)
+        except SettlementError as exc:
+            self.rejected_frames += 1
+            if self.broker_address is None and ws is self._ws:
+                # nothing verified yet on this socket: is it our protocol at all?
+                self._wrong_protocol(message, exc)
+                return False
+            _log.warning("dropping a relay frame that does not parse: %s", exc)
+            return True
+        if self.broker_address is None and ws is self._ws:
+            if self._is_config_reply(frame):
+                self._resolve(frame)
+            else:
+                self._unverified.append(frame)
+            return True
+        self._dispatch(frame)
+        return True
 
     def _wrong_protocol(self, message: str | bytes, exc: SettlementError) -> None:
         """The first frames of a connection do not parse: fail the handshake at once with
@@ -446,6 +476,9 @@ class RelayConnection:
         future: asyncio.Future[Response] = loop.create_future()
         self._pending[req.request_id] = (req.method, future)
         limit = self.request_timeout if timeout is None else timeout
+        # the deadline fails the future itself: one timer per request, no asyncio.timeout
+        # context (which cancels the task and converts the cancellation back)
+        expiry = loop.call_later(limit, _expire, future, req.method, limit)
         try:
             try:
                 self._enqueue(ws, req.to_frame())
@@ -454,14 +487,9 @@ class RelayConnection:
                     f"the connection to the relay at {self.url} dropped while sending "
                     f"{req.method}: {exc}"
                 ) from exc
-            try:
-                async with asyncio.timeout(limit):
-                    response = await future
-            except TimeoutError:
-                raise SettlementTimeoutError(
-                    f"the relay did not answer {req.method} within {limit:g} s"
-                ) from None
+            response = await future
         finally:
+            expiry.cancel()
             self._pending.pop(req.request_id, None)
         if not trusted and self.broker_address is None:  # pragma: no cover - defensive
             raise InvalidSignatureError("a relay answer arrived before the broker was known")
@@ -535,3 +563,11 @@ class RelayConnection:
         if self._signer is None:
             raise ConfigurationError("log in first: await relay.authenticate(...)")
         return (await self._send(build(self._signer, self._next_id()))).result
+
+
+def _expire(future: asyncio.Future[Response], method: str, limit: float) -> None:
+    """A request's deadline passed: its caller gets :class:`SettlementTimeoutError`."""
+    if not future.done():
+        future.set_exception(
+            SettlementTimeoutError(f"the relay did not answer {method} within {limit:g} s")
+        )

@@ -112,9 +112,22 @@ MIGRATIONS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-def utc_timestamp() -> str:
-    """Now as the store writes it: ISO 8601 UTC with milliseconds (``...T12:00:00.000Z``)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+#: the second :func:`utc_timestamp` last formatted, and its text up to the seconds
+_stamp_second: list[tuple[int, str]] = [(-1, "")]
+
+
+def utc_timestamp(now_ns: int | None = None) -> str:
+    """Now (or ``now_ns``, Unix nanoseconds) as the store writes it: ISO 8601 UTC with
+    milliseconds (``...T12:00:00.000Z``), what ``datetime.isoformat(timespec="milliseconds")``
+    writes. A transfer stamps three rows: the date and time of day are formatted once per
+    second and the milliseconds added, ~1 µs instead of ~5 µs through ``datetime``."""
+    ms = (time.time_ns() if now_ns is None else now_ns) // 1_000_000
+    second, milli = divmod(ms, 1000)
+    cached_second, text = _stamp_second[0]
+    if second != cached_second:
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _stamp_second[0] = (second, text)
+    return f"{text}.{milli:03d}Z"
 
 
 # --- states as JSON ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ....errors import ExpiredError, InvalidFrameError, InvalidSignatureError, R
 from ....keys import recover_address_bytes
 from ._address_cache import address_bytes, eip55, recover_eip55
 from .keccak import keccak256
+from .recover import recover_signer
 from .signing import KeyLike, as_private_key
 from .wire_json import dumps, loads_members
 
@@ -264,7 +265,7 @@ class Response:
             raise InvalidSignatureError(
                 f"{self.method} response (id {self.request_id}) carries no broker signature"
             )
-        got = recover_address_bytes(keccak256(self.raw), self.sigs[0])
+        got = recover_signer(keccak256(self.raw), self.sigs[0])
         if got != expected:
             raise InvalidSignatureError(
                 f"{self.method} response (id {self.request_id}) is signed by {eip55(got)}, "
@@ -377,6 +378,83 @@ def _fast_members(text: str) -> dict[str, tuple[Any, int, int]] | None:
     return {head[2:5]: (value, 7, cut), "sig": (sigs, cut + 7, len(text) - 1)}
 
 
+_RES_HEAD: Final = b'{"res":'
+_REQ_HEAD: Final = b'{"req":'
+_SIG_MARK: Final = b',"sig":'
+
+
+def _fast_bytes(data: bytes) -> Request | Response | None:
+    """:func:`parse_frame` of a frame laid out as every implementation writes it, read
+    from the bytes as received: :func:`_fast_members`' exactness rule (orjson parses the
+    exact ``req``/``res`` slice and writes it back byte for byte) without decoding the
+    frame to text and encoding the slice back, and with each field checked once. orjson
+    validates the UTF-8 of both parsed slices; the rest of the frame is the fixed ASCII
+    compared here. ``None`` for anything else, which the general path then reads (and
+    rejects with its precise error)."""
+    head = data[:7]
+    if (head != _RES_HEAD and head != _REQ_HEAD) or data[-1:] != b"}":
+        return None
+    cut = data.rfind(_SIG_MARK)
+    if cut <= 7 or data[7:8] != b"[" or data[cut - 1 : cut] != b"]":
+        return None
+    raw = data[7:cut]
+    try:
+        value = orjson.loads(raw)
+        sigs = orjson.loads(data[cut + 7 : -1])
+        if orjson.dumps(value) != raw:
+            return None
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return None
+    if type(value) is not list or len(value) != 4 or type(sigs) is not list:
+        return None  # the general path raises the precise error
+    request_id, method, params, timestamp = value
+    # the general path's checks, in its order (the first error is the one reported)
+    signatures = _sigs(sigs)
+    if head == _REQ_HEAD:
+        if not isinstance(params, dict):
+            raise InvalidFrameError(f"request params must be a JSON object, got {params!r}")
+        fields = (
+            _uint64(request_id, "request id"),
+            _method(method),
+            params,
+            _uint64(timestamp, "timestamp"),
+            signatures,
+            raw,
+        )
+        return _built(Request, (*fields, None))
+    checked = (
+        _uint64(request_id, "request id"),
+        _method(method),
+        params,
+        _uint64(timestamp, "timestamp"),
+        signatures,
+        raw,
+    )
+    if params is not None and not isinstance(params, Mapping | list):
+        raise InvalidFrameError(
+            f"response result must be a JSON object, array or null, got {params!r}"
+        )
+    if method == ERROR_METHOD and not (
+        isinstance(params, Mapping) and isinstance(params.get("error"), str)
+    ):
+        raise InvalidFrameError('an "error" response must carry {"error": "<message>"}')
+    return _built(Response, checked)
+
+
+_FIELDS: Final = {
+    "Request": ("request_id", "method", "params", "timestamp", "sigs", "raw", "sid"),
+    "Response": ("request_id", "method", "result", "timestamp", "sigs", "raw"),
+}
+
+
+def _built(cls: type[_Frame], values: tuple[Any, ...]) -> _Frame:
+    """An instance of the frozen ``cls`` from values the caller has checked exactly as
+    ``__post_init__`` would (``_fast_bytes``), without running those checks a second time."""
+    frame = object.__new__(cls)
+    frame.__dict__.update(zip(_FIELDS[cls.__name__], values, strict=True))
+    return frame
+
+
 def parse_frame(
     frame: str | bytes | bytearray | memoryview, *, max_bytes: int = MAX_FRAME_BYTES
 ) -> Request | Response:
@@ -385,6 +463,10 @@ def parse_frame(
     Raises :class:`InvalidFrameError` with what was wrong: not JSON, not an object, neither
     or both of req/res, unknown keys, not exactly 4 elements, bad types or timestamps.
     """
+    if type(frame) is bytes and len(frame) <= max_bytes:
+        fast_frame = _fast_bytes(frame)
+        if fast_frame is not None:
+            return fast_frame
     text = _frame_text(frame, max_bytes)
     fast = _fast_members(text)
     if fast is not None:
