@@ -167,3 +167,53 @@ def test_store_timestamp_now_is_current() -> None:
     before = datetime.now(UTC).replace(microsecond=0)
     stamp = datetime.fromisoformat(utc_timestamp().replace("Z", "+00:00"))
     assert before <= stamp <= datetime.now(UTC)
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+def test_client_text_frames_are_websockets_bytes(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``send_text_frame`` writes what ``ClientProtocol.send_text`` writes with the same
+    masking key, at every length encoding; a server reads the text back."""
+    import websockets.frames as ws_frames
+    from websockets.client import ClientProtocol
+    from websockets.frames import Frame, Opcode
+    from websockets.protocol import Protocol, Side, State
+    from websockets.uri import parse_uri
+
+    from settlement_widgets.channel.v0_5.client import relay_socket
+
+    payload = ("é" * size).encode()[:size].decode("utf-8", "ignore").encode()
+    ours, theirs = ClientProtocol(parse_uri("ws://h/")), ClientProtocol(parse_uri("ws://h/"))
+    for proto in (ours, theirs):
+        proto.state = State.OPEN
+    pool = relay_socket.MaskPool()
+    keys = [pool.take() for _ in range(3)]
+    monkeypatch.setattr(relay_socket, "_MASKS", type("P", (), {"take": lambda self: keys[0]})())
+    monkeypatch.setattr(ws_frames.secrets, "token_bytes", lambda n: keys[0])
+    relay_socket.send_text_frame(ours, payload)
+    theirs.send_text(payload)
+    sent = b"".join(ours.data_to_send())
+    assert sent == b"".join(theirs.data_to_send())
+    assert len({*keys}) == 3 and all(len(k) == 4 for k in keys)
+    server = Protocol(Side.SERVER)  # an open connection's frame reader
+    server.receive_data(sent)
+    [event] = server.events_received()
+    assert isinstance(event, Frame) and event.opcode is Opcode.TEXT and event.data == payload
+
+
+def test_client_text_frames_keep_websockets_refusals() -> None:
+    from websockets.client import ClientProtocol
+    from websockets.exceptions import InvalidState, ProtocolError
+    from websockets.protocol import State
+    from websockets.uri import parse_uri
+
+    from settlement_widgets.channel.v0_5.client.relay_socket import send_text_frame
+
+    proto = ClientProtocol(parse_uri("ws://h/"))
+    with pytest.raises(InvalidState):
+        send_text_frame(proto, b"x")  # still connecting
+    proto.state = State.OPEN
+    proto.send_text(b"part", fin=False)
+    with pytest.raises(ProtocolError):
+        send_text_frame(proto, b"x")  # a fragmented message is in progress

@@ -35,7 +35,7 @@ from ....ws_write import write_queued
 from ...node_socket import open_node_socket
 from ..core import messages as M
 from ..core.rpc import Request, Response, make_request, now_ms, parse_response
-from .relay_socket import DirectClientConnection
+from .relay_socket import DirectClientConnection, send_text_frame
 
 __all__ = ["RELAY_LOGGER", "NotificationCallback", "RelayConnection"]
 
@@ -506,7 +506,7 @@ class RelayConnection:
 
         if ws.protocol.state is not State.OPEN:
             raise ConnectionError(f"the WebSocket is {ws.protocol.state.name.lower()}")
-        ws.protocol.send_text(frame.encode())
+        send_text_frame(ws.protocol, frame.encode())
         if self._flush_ws is ws:
             return  # joins the write scheduled for this turn
         if len(self._pending) <= 1:  # the only request in flight: nothing to wait for
