@@ -125,6 +125,15 @@ class ChannelStore(
 
     # --- connection ---------------------------------------------------------------------
 
+    def open_transaction(self) -> sqlite3.Connection:
+        """The connection of the transaction this store has open, for the row helpers that
+        write inside it (``insert_transfer``, ``update_transfer``, ``insert_history``) without
+        entering and leaving a nested :meth:`transaction` of their own (a
+        :class:`~.write_group.WriteGroup` write runs inside the group's transaction)."""
+        if not self._depth:
+            raise RuntimeError("no transaction is open on this store")
+        return self._conn
+
     def _open(self) -> sqlite3.Connection:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -38,37 +38,78 @@ class TransferRows(StoreAccess):
         relay_tx_id: int | None = None,
     ) -> int | None:
         """Record a transfer; returns its row id (None when ``relay_tx_id`` is known already)."""
-        now = utc_timestamp()
         with self.transaction(durable=False) as c:
-            cur = c.execute(
-                "INSERT INTO transfers (channel_id, direction, from_account, to_account, asset, "
-                "amount, status, request_id, relay_tx_id, error, created_at, updated_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,NULL,?,?) ON CONFLICT DO NOTHING",
-                (
-                    channel_id.lower() if channel_id else None,
-                    direction,
-                    from_account,
-                    to_account,
-                    asset,
-                    str(amount),
-                    status,
-                    str(request_id) if request_id is not None else None,
-                    relay_tx_id,
-                    now,
-                    now,
-                ),
+            return self.insert_transfer(
+                c,
+                channel_id=channel_id,
+                direction=direction,
+                from_account=from_account,
+                to_account=to_account,
+                asset=asset,
+                amount=amount,
+                status=status,
+                request_id=request_id,
+                relay_tx_id=relay_tx_id,
             )
-            return cur.lastrowid if cur.rowcount else None
+
+    @staticmethod
+    def insert_transfer(
+        c: Any,
+        *,
+        channel_id: str | None,
+        direction: str,
+        from_account: str,
+        to_account: str,
+        asset: str,
+        amount: int,
+        status: str = "pending",
+        request_id: int | None = None,
+        relay_tx_id: int | None = None,
+    ) -> int | None:
+        """:meth:`add_transfer` on ``c`` inside a transaction the caller holds (a
+        :class:`~.write_group.WriteGroup` write): no nested transaction to enter and leave."""
+        now = utc_timestamp()
+        cur = c.execute(
+            "INSERT INTO transfers (channel_id, direction, from_account, to_account, asset, "
+            "amount, status, request_id, relay_tx_id, error, created_at, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,NULL,?,?) ON CONFLICT DO NOTHING",
+            (
+                channel_id.lower() if channel_id else None,
+                direction,
+                from_account,
+                to_account,
+                asset,
+                str(amount),
+                status,
+                str(request_id) if request_id is not None else None,
+                relay_tx_id,
+                now,
+                now,
+            ),
+        )
+        return cur.lastrowid if cur.rowcount else None
 
     def finish_transfer(
         self, row_id: int, *, status: str, relay_tx_id: int | None = None, error: str | None = None
     ) -> None:
         with self.transaction(durable=False) as c:
-            c.execute(
-                "UPDATE transfers SET status = ?, relay_tx_id = COALESCE(?, relay_tx_id), "
-                "error = ?, updated_at = ? WHERE id = ?",
-                (status, relay_tx_id, error, utc_timestamp(), row_id),
-            )
+            self.update_transfer(c, row_id, status=status, relay_tx_id=relay_tx_id, error=error)
+
+    @staticmethod
+    def update_transfer(
+        c: Any,
+        row_id: int,
+        *,
+        status: str,
+        relay_tx_id: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        """:meth:`finish_transfer` on ``c`` inside a transaction the caller holds."""
+        c.execute(
+            "UPDATE transfers SET status = ?, relay_tx_id = COALESCE(?, relay_tx_id), "
+            "error = ?, updated_at = ? WHERE id = ?",
+            (status, relay_tx_id, error, utc_timestamp(), row_id),
+        )
 
     def has_relay_transfer(self, relay_tx_id: int) -> bool:
         return bool(self._query("SELECT 1 FROM transfers WHERE relay_tx_id = ?", (relay_tx_id,)))
@@ -136,29 +177,61 @@ class HistoryRows(StoreAccess):
         """Append a row; ``cursor`` = ``(block, log index)`` of the chain event it reports.
         A chain event is written once (keyed by tx hash and log index): returns False when
         that event has a row already."""
-        block, log_index = cursor if cursor is not None else (None, None)
         with self.transaction() as c:
-            cur = c.execute(
-                "INSERT INTO history (channel_id, event, status, version, intent, amount, asset, "
-                "counterparty, tx_hash, detail, at, block_number, log_index) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                (
-                    channel_id.lower() if channel_id else None,
-                    event,
-                    status,
-                    None if version is None else str(version),
-                    intent,
-                    None if amount is None else str(amount),
-                    asset,
-                    counterparty,
-                    tx_hash,
-                    detail,
-                    utc_timestamp(),
-                    block,
-                    log_index,
-                ),
+            return self.insert_history(
+                c,
+                channel_id,
+                event,
+                status=status,
+                version=version,
+                intent=intent,
+                amount=amount,
+                asset=asset,
+                counterparty=counterparty,
+                tx_hash=tx_hash,
+                detail=detail,
+                cursor=cursor,
             )
-            return bool(cur.rowcount)
+
+    @staticmethod
+    def insert_history(
+        c: Any,
+        channel_id: str | None,
+        event: str,
+        *,
+        status: str | None = None,
+        version: int | None = None,
+        intent: str | None = None,
+        amount: int | None = None,
+        asset: str | None = None,
+        counterparty: str | None = None,
+        tx_hash: str | None = None,
+        detail: str | None = None,
+        cursor: tuple[int, int] | None = None,
+    ) -> bool:
+        """:meth:`add_history` on ``c`` inside a transaction the caller holds."""
+        block, log_index = cursor if cursor is not None else (None, None)
+        cur = c.execute(
+            "INSERT INTO history (channel_id, event, status, version, intent, amount, asset, "
+            "counterparty, tx_hash, detail, at, block_number, log_index) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+            (
+                channel_id.lower() if channel_id else None,
+                event,
+                status,
+                None if version is None else str(version),
+                intent,
+                None if amount is None else str(amount),
+                asset,
+                counterparty,
+                tx_hash,
+                detail,
+                utc_timestamp(),
+                block,
+                log_index,
+            ),
+        )
+        return bool(cur.rowcount)
 
     def has_event(self, channel_id: str, tx_hash: str, log_index: int) -> bool:
         """Whether the chain event ``(tx_hash, log_index)`` has a history row already."""

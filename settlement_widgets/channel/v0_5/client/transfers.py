@@ -78,7 +78,8 @@ class _TransfersMixin(_ProviderBase):
         # the pending row commits before the request leaves (with the other writes of this
         # loop turn: see write_group)
         row = await self._writes.write(
-            lambda: store.add_transfer(
+            lambda: store.insert_transfer(
+                store.open_transaction(),
                 channel_id=cid,
                 direction="out",
                 from_account=self.wallet.address,
@@ -116,8 +117,10 @@ class _TransfersMixin(_ProviderBase):
         created = str(tx.get("created_at", ""))
 
         def finish() -> None:
-            store.finish_transfer(row, status="done", relay_tx_id=relay_id)
-            store.add_history(
+            conn = store.open_transaction()
+            store.update_transfer(conn, row, status="done", relay_tx_id=relay_id)
+            store.insert_history(
+                conn,
                 cid,
                 "transfer sent",
                 amount=units,
