@@ -217,3 +217,67 @@ def test_client_text_frames_keep_websockets_refusals() -> None:
     proto.send_text(b"part", fin=False)
     with pytest.raises(ProtocolError):
         send_text_frame(proto, b"x")  # a fragmented message is in progress
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    params=results,
+    request_id=st.integers(0, 2**64 - 1),
+    timestamp=st.integers(0, 2**64 - 1),
+)
+def test_signed_requests_equal_make_request(
+    params: dict[str, object], request_id: int, timestamp: int
+) -> None:
+    fast = rpc.signed_request("transfer", params, request_id, timestamp, KEY)
+    general = rpc.make_request(
+        "transfer", params, request_id=request_id, timestamp=timestamp, key=KEY
+    )
+    assert fast == general and fast.raw == general.raw and fast.to_frame() == general.to_frame()
+    assert fast.params is not params
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "request_id", "timestamp"),
+    [
+        ("", {}, 1, 1),
+        ("m", {}, -1, 1),
+        ("m", {}, True, 1),
+        ("m", {}, 1, 2**64),
+        ("m", [1], 1, 1),
+        ("m", {"f": 1.5}, 1, 1),
+    ],
+)
+def test_signed_requests_refuse_what_make_request_refuses(
+    method: str, params: object, request_id: int, timestamp: int
+) -> None:
+    with pytest.raises((InvalidFrameError, TypeError)) as general:
+        rpc.make_request(method, params, request_id=request_id, timestamp=timestamp, key=KEY)  # type: ignore[arg-type]
+    with pytest.raises((InvalidFrameError, TypeError)) as fast:
+        rpc.signed_request(method, params, request_id, timestamp, KEY)  # type: ignore[arg-type]
+    assert type(fast.value) is type(general.value) and str(fast.value) == str(general.value)
+
+
+def test_transfer_messages_are_the_general_requests() -> None:
+    from settlement_widgets.channel.v0_5.core.messages import transfer_message
+
+    fast = transfer_message(
+        KEY,
+        [("usdc", "0.000001"), ("eth", "123456789012345678901234567890.5")],
+        destination=OTHER.address.lower(),
+        request_id=17,
+        timestamp=1_764_440_000_000,
+    )
+    general = rpc.make_request(
+        "transfer",
+        {
+            "destination": OTHER.address,
+            "allocations": [
+                {"asset": "usdc", "amount": "0.000001"},
+                {"asset": "eth", "amount": "123456789012345678901234567890.5"},
+            ],
+        },
+        request_id=17,
+        timestamp=1_764_440_000_000,
+        key=KEY,
+    )
+    assert fast == general and fast.to_frame() == general.to_frame()

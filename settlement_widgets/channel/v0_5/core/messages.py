@@ -17,7 +17,7 @@ from ....errors import InvalidAmountError, SettlementValueError
 from ._address_cache import checksummed
 from .amounts import is_decimal_amount
 from .ids import as_channel_id_bytes
-from .rpc import Request, make_request
+from .rpc import Request, make_request, new_request_id, now_ms, signed_request
 from .signing import KeyLike
 
 __all__ = [
@@ -231,7 +231,13 @@ def transfer_message(
         else {"destination_user_tag": destination_user_tag}
     )
     params["allocations"] = _asset_amounts(allocations, "allocations")
-    return make_request("transfer", params, request_id=request_id, timestamp=timestamp, key=key)
+    return signed_request(
+        "transfer",
+        params,
+        new_request_id() if request_id is None else request_id,
+        now_ms() if timestamp is None else timestamp,
+        key,
+    )
 
 
 def auth_request_message(
