@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ....addresses import validate_address
-from ....errors import ConfigurationError, StorageError
+from ....errors import ConfigurationError, InvalidStateError, StorageError
 from ...store_path import default_store_path
 from ...store_transactions import StoreTransactions
 from .store_history import HistoryRows, TransferRows
@@ -131,7 +131,7 @@ class ChannelStore(
         entering and leaving a nested :meth:`transaction` of their own (a
         :class:`~.write_group.WriteGroup` write runs inside the group's transaction)."""
         if not self._depth:
-            raise RuntimeError("no transaction is open on this store")
+            raise InvalidStateError("no transaction is open on this store")
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
