@@ -189,7 +189,8 @@ def test_client_text_frames_are_websockets_bytes(
         proto.state = State.OPEN
     pool = relay_socket.MaskPool()
     keys = [pool.take() for _ in range(3)]
-    monkeypatch.setattr(relay_socket, "_MASKS", type("P", (), {"take": lambda self: keys[0]})())
+    fixed = type("P", (), {"take": lambda self: keys[0]})()
+    monkeypatch.setattr(relay_socket._MASKS, "pool", fixed)
     monkeypatch.setattr(ws_frames.secrets, "token_bytes", lambda n: keys[0])
     relay_socket.send_text_frame(ours, payload)
     theirs.send_text(payload)

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import struct
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -104,7 +105,14 @@ class MaskPool:
         return self._buffer[offset : offset + 4]
 
 
-_MASKS = MaskPool()
+class _ThreadMasks(threading.local):
+    """One :class:`MaskPool` per thread (event loops may run in several threads)."""
+
+    def __init__(self) -> None:
+        self.pool = MaskPool()
+
+
+_MASKS = _ThreadMasks()
 
 
 def send_text_frame(protocol: Any, payload: bytes) -> None:
@@ -124,5 +132,5 @@ def send_text_frame(protocol: Any, payload: bytes) -> None:
         head = struct.pack("!BBH", 0x81, 0x80 | 126, length)
     else:
         head = struct.pack("!BBQ", 0x81, 0x80 | 127, length)
-    mask = _MASKS.take()
+    mask = _MASKS.pool.take()
     protocol.writes.append(head + mask + apply_mask(payload, mask))
