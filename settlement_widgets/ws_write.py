@@ -14,7 +14,18 @@ import asyncio
 import logging
 from typing import Any
 
-__all__ = ["Outbox", "write_queued"]
+from websockets.protocol import State
+from websockets.streams import StreamReader
+
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - websockets without its C extension
+    from websockets.utils import apply_mask  # type: ignore[assignment]
+
+__all__ = ["Outbox", "at_frame_start", "split_data_frames", "write_queued"]
+
+#: the code of the reader step websockets' frame parser waits in between two frames
+_AT_EOF = StreamReader.at_eof.__code__
 
 _log = logging.getLogger(__name__)
 
@@ -82,3 +93,77 @@ class Outbox:
             _log.warning("closing a connection that stopped reading")
             self.closed = True
             ws.transport.abort()
+
+
+def at_frame_start(protocol: Any) -> bool:
+    """Whether websockets' sans-I/O ``protocol`` (open, no extensions, no fragmented
+    message in progress) has nothing buffered and its parser waits for the first byte of
+    the next frame: then the frames of the next read may be taken by
+    :func:`split_data_frames` and the rest handed to ``protocol.receive_data``, which
+    starts exactly where it stopped. The parser's position is read from its generator
+    chain (``gi_yieldfrom``); a websockets whose parser looks different is never "at a
+    frame start", so it simply keeps parsing everything itself."""
+    if (
+        protocol.state is not State.OPEN
+        or protocol.current_size is not None
+        or protocol.extensions
+        or protocol.reader.buffer
+    ):
+        return False
+    gen = protocol.parser
+    inner = getattr(gen, "gi_yieldfrom", None)
+    while inner is not None:
+        gen = inner
+        inner = getattr(gen, "gi_yieldfrom", None)
+    return getattr(gen, "gi_code", None) is _AT_EOF
+
+
+def split_data_frames(protocol: Any, data: bytes, *, masked: bool) -> tuple[list[bytes], int]:
+    """The payloads of the complete, unfragmented text and binary frames at the start of
+    ``data`` (masked: frames from a client), and how many bytes they took.
+
+    For a protocol :func:`at_frame_start`: what websockets' ``Frame.parse`` and
+    ``recv_frame`` would accept and deliver as one message each (FIN set, no reserved bits,
+    the masking bit as the side requires, within the size limit websockets applies), parsed
+    without its generator chain (~15 µs per frame less). It stops at the first frame that
+    is anything else (a control frame, a fragment, a protocol error, one over the limit)
+    or incomplete: the caller gives websockets everything from there, so those keep
+    websockets' own handling and errors."""
+    limit = protocol.max_message_size
+    fragment = protocol.max_fragment_size
+    if fragment is not None:
+        limit = fragment if limit is None else min(limit, fragment)
+    want = 0x80 if masked else 0
+    payloads: list[bytes] = []
+    pos = 0
+    end_of_data = len(data)
+    while end_of_data - pos >= 2:
+        head1 = data[pos]
+        head2 = data[pos + 1]
+        if (head1 != 0x81 and head1 != 0x82) or head2 & 0x80 != want:
+            break
+        length = head2 & 0x7F
+        start = pos + 2
+        if length == 126:
+            start += 2
+            if start > end_of_data:
+                break
+            length = int.from_bytes(data[pos + 2 : start], "big")
+        elif length == 127:
+            start += 8
+            if start > end_of_data:
+                break
+            length = int.from_bytes(data[pos + 2 : start], "big")
+        if limit is not None and length > limit:
+            break
+        if masked:
+            start += 4
+        end = start + length
+        if end > end_of_data:
+            break
+        if masked:
+            payloads.append(apply_mask(data[start:end], data[start - 4 : start]))
+        else:
+            payloads.append(data[start:end])
+        pos = end
+    return payloads, pos

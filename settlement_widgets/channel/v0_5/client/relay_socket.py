@@ -24,6 +24,8 @@ from websockets.asyncio.client import ClientConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
+from ....ws_write import at_frame_start, split_data_frames
+
 try:
     from websockets.speedups import apply_mask
 except ImportError:  # pragma: no cover - websockets without its C extension
@@ -54,6 +56,19 @@ class DirectClientConnection(ClientConnection):
         if hasattr(transport, "max_size"):  # selector transports (uvloop has its own buffer)
             transport.max_size = self.READ_SIZE
 
+    def data_received(self, data: bytes) -> None:
+        """Complete text frames at a frame boundary are split here (websockets' parser
+        stays where it was, waiting for a frame); anything else, and whatever follows it in
+        this read, goes through websockets."""
+        if self.response is None or not at_frame_start(self.protocol):
+            super().data_received(data)
+            return
+        payloads, used = split_data_frames(self.protocol, data, masked=False)
+        for payload in payloads:
+            self._deliver(payload)
+        if used < len(data):
+            super().data_received(data[used:] if used else data)
+
     def process_event(self, event: Any) -> None:
         if self.response is None or not isinstance(event, Frame):
             super().process_event(event)  # the handshake response
@@ -73,6 +88,9 @@ class DirectClientConnection(ClientConnection):
         else:
             super().process_event(event)
             return
+        self._deliver(data)
+
+    def _deliver(self, data: bytes) -> None:
         handler = self.on_message
         if handler is None:
             self.early.append(data)

@@ -30,7 +30,7 @@ from websockets.frames import Frame, Opcode
 
 from ....errors import ConfigurationError, RelayError, RelayUnavailableError
 from ....keys import PrivateKey
-from ....ws_write import Outbox
+from ....ws_write import Outbox, at_frame_start, split_data_frames
 from ...node_base.committer import GroupCommitter
 from ...node_base.server import NodeServer
 from . import ledger as ledger_module
@@ -98,7 +98,14 @@ class _RelayConnection(ServerConnection):
         burst: list[bytes] = []
         self._burst = burst
         try:
-            super().data_received(data)
+            if self.request is not None and at_frame_start(self.protocol):
+                # complete requests split here; anything else (and what follows) as before
+                payloads, used = split_data_frames(self.protocol, data, masked=True)
+                burst.extend(payloads)
+                if used < len(data):
+                    super().data_received(data[used:] if used else data)
+            else:
+                super().data_received(data)
         finally:
             self._burst = None
         if burst:
