@@ -181,7 +181,7 @@ def test_client_text_frames_are_websockets_bytes(
     from websockets.protocol import Protocol, Side, State
     from websockets.uri import parse_uri
 
-    from settlement_widgets.channel.v0_5.client import relay_socket
+    from settlement_widgets import ws_write as relay_socket
 
     payload = ("é" * size).encode()[:size].decode("utf-8", "ignore").encode()
     ours, theirs = ClientProtocol(parse_uri("ws://h/")), ClientProtocol(parse_uri("ws://h/"))
@@ -209,7 +209,7 @@ def test_client_text_frames_keep_websockets_refusals() -> None:
     from websockets.protocol import State
     from websockets.uri import parse_uri
 
-    from settlement_widgets.channel.v0_5.client.relay_socket import send_text_frame
+    from settlement_widgets.ws_write import send_text_frame
 
     proto = ClientProtocol(parse_uri("ws://h/"))
     with pytest.raises(InvalidState):
@@ -282,3 +282,17 @@ def test_transfer_messages_are_the_general_requests() -> None:
         key=KEY,
     )
     assert fast == general and fast.to_frame() == general.to_frame()
+
+
+@pytest.mark.parametrize("size", [0, 125, 126, 65536])
+def test_server_text_frames_are_websockets_bytes(size: int) -> None:
+    """The relay's replies (``Outbox``): unmasked, the bytes ``send_text`` writes."""
+    from websockets.protocol import Protocol, Side
+
+    from settlement_widgets.ws_write import send_text_frame
+
+    payload = b"r" * size
+    ours, theirs = Protocol(Side.SERVER), Protocol(Side.SERVER)
+    send_text_frame(ours, payload)
+    theirs.send_text(payload)
+    assert ours.data_to_send() == theirs.data_to_send()

@@ -31,11 +31,11 @@ from ....errors import (
     SettlementValueError,
 )
 from ....keys import PrivateKey
-from ....ws_write import write_queued
+from ....ws_write import send_text_frame, write_queued
 from ...node_socket import open_node_socket
 from ..core import messages as M
 from ..core.rpc import Request, Response, make_request, now_ms, parse_response
-from .relay_socket import DirectClientConnection, send_text_frame
+from .relay_socket import DirectClientConnection
 
 __all__ = ["RELAY_LOGGER", "NotificationCallback", "RelayConnection"]
 

@@ -14,24 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import struct
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 from websockets.frames import Frame, Opcode
-from websockets.protocol import State
 
 from ....ws_write import at_frame_start, split_data_frames
 
-try:
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover - websockets without its C extension
-    from websockets.utils import apply_mask  # type: ignore[assignment]
-
-__all__ = ["DirectClientConnection", "MaskPool", "send_text_frame"]
+__all__ = ["DirectClientConnection"]
 
 _log = logging.getLogger(__name__)
 
@@ -99,56 +90,3 @@ class DirectClientConnection(ClientConnection):
             handler(data)
         except Exception:  # pragma: no cover - a handler bug must not break the socket
             _log.exception("relay message handler failed")
-
-
-class MaskPool:
-    """Frame masking keys (RFC 6455 5.3: from a strong source of entropy) cut from one
-    ``os.urandom`` read of 4 KiB, instead of one ``getrandom`` syscall per frame as
-    websockets' ``secrets.token_bytes(4)`` makes: the same source, 1024 keys per call."""
-
-    __slots__ = ("_buffer", "_offset")
-
-    SIZE = 4096
-
-    def __init__(self) -> None:
-        self._buffer = b""
-        self._offset = self.SIZE
-
-    def take(self) -> bytes:
-        offset = self._offset
-        if offset >= len(self._buffer):
-            self._buffer = os.urandom(self.SIZE)
-            offset = 0
-        self._offset = offset + 4
-        return self._buffer[offset : offset + 4]
-
-
-class _ThreadMasks(threading.local):
-    """One :class:`MaskPool` per thread (event loops may run in several threads)."""
-
-    def __init__(self) -> None:
-        self.pool = MaskPool()
-
-
-_MASKS = _ThreadMasks()
-
-
-def send_text_frame(protocol: Any, payload: bytes) -> None:
-    """``protocol.send_text(payload)`` for a client connection without extensions,
-    serialised here: the same checks (open, no fragmented message in progress), the same
-    bytes as ``Frame.serialize(mask=True)`` given the same masking key, without a
-    ``Frame``, a ``BytesIO`` and a syscall per frame. Anything else goes through
-    ``send_text``."""
-    usual = protocol.state is State.OPEN and not protocol.expect_continuation_frame
-    if not usual or protocol.extensions:
-        protocol.send_text(payload)  # raises what websockets raises, or handles extensions
-        return
-    length = len(payload)
-    if length < 126:
-        head = struct.pack("!BB", 0x81, 0x80 | length)
-    elif length < 65536:
-        head = struct.pack("!BBH", 0x81, 0x80 | 126, length)
-    else:
-        head = struct.pack("!BBQ", 0x81, 0x80 | 127, length)
-    mask = _MASKS.pool.take()
-    protocol.writes.append(head + mask + apply_mask(payload, mask))
