@@ -6,6 +6,11 @@ notifications, the client for the requests of one event-loop turn. A loopback wr
 wake-up of the peer, so one write per turn instead of one per
 frame is most of what pipelining saves. The connection's own ``send()`` writes each message
 on its own and takes a lock and a drain per call.
+
+Also here, for the same two ends: text frames serialised without websockets' ``Frame``
+objects (:func:`send_text_frame`, the same bytes) and complete data frames read without its
+generator parser when that parser waits between frames (:func:`at_frame_start`,
+:func:`split_data_frames`); everything else keeps websockets' own path.
 """
 
 from __future__ import annotations
