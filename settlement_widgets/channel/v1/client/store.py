@@ -128,6 +128,12 @@ class V1Store(StoreTransactions):
     ) -> None:
         self.path = Path(path)
         self._conn = self._open()
+        #: :meth:`channels` as last read, valid while ``PRAGMA data_version`` (which moves when
+        #: another connection commits) is ``_channels_version`` and no write of ours touched
+        #: the table (each such write drops it): a transfer reads the channels to find the
+        #: open one, and they change only when a channel is opened, moved or closed
+        self._channels_cache: list[dict[str, Any]] | None = None
+        self._channels_version = -1
         self._claim("wallet", validate_address(wallet, field="wallet") if wallet else None)
         self._claim("chain_id", str(chain_id) if chain_id is not None else None)
         self._claim("chain_instance", chain_instance)
@@ -180,6 +186,13 @@ class V1Store(StoreTransactions):
     def _storage_error(self, exc: sqlite3.Error, doing: str) -> StorageError:
         return StorageError(f"the v1 channel store {self.path} could not {doing}: {exc}")
 
+    def _forget_cached(self) -> None:
+        self._channels_cache = None
+
+    def _data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: it changes when another connection commits."""
+        return int(self._read("PRAGMA data_version")[0][0])
+
     def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             return list(self._conn.execute(sql, args).fetchall())
@@ -231,6 +244,7 @@ class V1Store(StoreTransactions):
         and written ahead before the refusal reached its caller."""
         asset, epoch, version = state["asset"], int(state["epoch"]), int(state["version"])
         signature = state.get("user_sig") or None
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "DELETE FROM states WHERE asset = ? AND epoch = ? AND version = ? "
@@ -282,6 +296,7 @@ class V1Store(StoreTransactions):
         status: str,
     ) -> None:
         now = time.time()
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -301,6 +316,7 @@ class V1Store(StoreTransactions):
 
     def move_channel(self, channel_id: str, *, chain_id: int, token: str) -> None:
         """The channel's home is now ``chain_id`` (its ``token`` there): a migration."""
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE channels SET chain_id = ?, token = ?, updated_at = ? WHERE channel_id = ?",
@@ -308,6 +324,7 @@ class V1Store(StoreTransactions):
             )
 
     def set_channel_status(self, channel_id: str, status: str) -> None:
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE channels SET status = ?, updated_at = ? WHERE channel_id = ?",
@@ -323,11 +340,17 @@ class V1Store(StoreTransactions):
         return self._channel(rows[0]) if rows else None
 
     def channels(self) -> list[dict[str, Any]]:
-        rows = self._read(
-            "SELECT channel_id, asset, definition, token, chain_id, status, created_at, "
-            "updated_at FROM channels ORDER BY created_at"
-        )
-        return [self._channel(r) for r in rows]
+        """Every channel, oldest first (fresh copies: callers may change them)."""
+        version = self._data_version()
+        cached = self._channels_cache
+        if cached is None or version != self._channels_version:
+            rows = self._read(
+                "SELECT channel_id, asset, definition, token, chain_id, status, created_at, "
+                "updated_at FROM channels ORDER BY created_at"
+            )
+            cached = [self._channel(r) for r in rows]
+            self._channels_cache, self._channels_version = cached, version
+        return [{**c, "definition": dict(c["definition"])} for c in cached]
 
     @staticmethod
     def _channel(row: tuple[Any, ...]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from ....addresses import validate_address
@@ -183,8 +184,6 @@ class TransferOps(CrossChainOps):
             if row.direction == "out"
             else (row.counterparty, self.address)
         )
-        from datetime import UTC, datetime
-
         return Transfer(
             id=row.row,
             channel_id=str(channel_id) if channel_id else None,
