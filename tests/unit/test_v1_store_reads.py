@@ -96,3 +96,73 @@ def test_units_reads_plain_text_as_the_decimal_route_does(display: str) -> None:
     except Exception as exc:
         got = f"{type(exc).__name__}: {exc}"
     assert got == expected
+
+
+def _state(version: int, *, epoch: int = 0, user: bool = True, node: bool = False) -> dict:
+    state: dict = {
+        "asset": "yusd",
+        "epoch": str(epoch),
+        "version": str(version),
+        "home_channel_id": CHANNEL,
+        "transition": {"type": 30, "amount": str(version)},
+    }
+    if user:
+        state["user_sig"] = f"0xu{version}"
+    if node:
+        state["node_sig"] = f"0xn{version}"
+    return state
+
+
+def _uncached(store: V1Store) -> dict | None:
+    """What the file says, read by a connection of its own (no cache)."""
+    other = V1Store(store.path)
+    try:
+        return other.latest_state("yusd")
+    finally:
+        other.close()
+
+
+def test_latest_state_follows_every_write(store: V1Store) -> None:
+    steps = [
+        lambda: store.put_state(_state(1)),
+        lambda: store.put_state(_state(1, user=False, node=True)),  # adds the node's, keeps ours
+        lambda: store.put_state(_state(2)),
+        lambda: store.put_state(_state(1, node=True)),  # an older version: latest unchanged
+        lambda: store.put_state(_state(3)),
+        lambda: store.forget_refused(_state(3)),
+        lambda: store.put_state(_state(1, epoch=1)),  # a new epoch outranks any version
+        lambda: store.put_state(_state(9)),
+    ]
+    assert store.latest_state("yusd") is None
+    for step in steps:
+        store.latest_state("yusd")  # read (and keep) before each write
+        step()
+        assert store.latest_state("yusd") == _uncached(store)
+    latest = store.latest_state("yusd")
+    assert latest is not None and (latest["epoch"], latest["version"]) == ("1", "1")
+
+
+def test_latest_state_sees_another_connection_and_rollbacks(store: V1Store) -> None:
+    store.put_state(_state(1))
+    assert store.latest_state("yusd")["version"] == "1"  # type: ignore[index]
+    other = V1Store(store.path)
+    other.put_state(_state(2, node=True))
+    other.close()
+    assert store.latest_state("yusd") == _uncached(store)
+    assert store.latest_state("yusd")["version"] == "2"  # type: ignore[index]
+    with pytest.raises(RuntimeError), store.transaction():
+        store.put_state(_state(5))
+        assert store.latest_state("yusd")["version"] == "5"  # type: ignore[index]
+        raise RuntimeError("abandon")
+    assert store.latest_state("yusd")["version"] == "2"  # type: ignore[index]
+    copy = store.latest_state("yusd")
+    assert copy is not None
+    copy["transition"]["amount"] = "mangled"
+    assert store.latest_state("yusd") == _uncached(store)
+
+
+def test_latest_signed_state_is_read_from_the_file(store: V1Store) -> None:
+    store.put_state(_state(1, node=True))
+    store.put_state(_state(2))
+    assert store.latest_state("yusd", signed=True)["version"] == "1"  # type: ignore[index]
+    assert store.latest_state("yusd")["version"] == "2"  # type: ignore[index]
