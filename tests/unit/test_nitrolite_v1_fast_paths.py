@@ -132,3 +132,120 @@ def test_int_word_refuses_non_integers(bad: object) -> None:
 
 def test_int_word_takes_int_subclasses() -> None:
     assert int_word(TransitionType.FINALIZE, False, 8) == (200).to_bytes(32, "big")
+
+
+def _walked(value: object) -> str:
+    """``encode_json`` by the general walk alone (the reference for the C-encoder route)."""
+    from settlement_widgets.channel.v1.core.wire import _encode_value
+
+    out: list[str] = []
+    _encode_value(value, None, out)
+    return "".join(out)
+
+
+json_keys = st.sampled_from(["epoch", "version", "nonce", "blockchain_id", "amount", "é", ""])
+json_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text(max_size=12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.decimals(allow_nan=False, allow_infinity=False, places=3)
+    | st.sampled_from([TransitionType.FINALIZE, '\u2028\x00"\\', 2**64])
+)
+json_trees = st.recursive(
+    json_leaves,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(json_keys | st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(value=json_trees)
+def test_encode_json_equals_the_walk(value: object) -> None:
+    from settlement_widgets.channel.v1.core.wire import encode_json
+
+    assert encode_json(value) == _walked(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {1: "a"},  # a non-string key is refused by the walk, not coerced
+        {"a": {2: 3}},
+        {"a": [object()]},
+        {"a": float("inf")},
+    ],
+)
+def test_encode_json_refuses_what_the_walk_refuses(value: object) -> None:
+    from settlement_widgets.channel.v1.core.wire import encode_json
+    from settlement_widgets.errors import InvalidFrameError
+
+    with pytest.raises(InvalidFrameError):
+        encode_json(value)
+
+
+def _sdk_string_by_decimal(text: str) -> str:
+    """``sdk_decimal_string`` through ``Decimal`` alone (the reference for plain texts)."""
+    from decimal import Decimal
+
+    from settlement_widgets.channel.v1.core.decimals import sdk_decimal_string
+
+    return sdk_decimal_string(Decimal(text))  # a Decimal never takes the text route
+
+
+digit_runs = st.text(alphabet="0123456789", min_size=1, max_size=90) | st.sampled_from(
+    ["0", "000", "1" + "0" * 20, "1" + "0" * 21, "9" * 21, "9" * 22, "12345678901234567890123"]
+)
+fractions = (
+    st.none()
+    | st.text(alphabet="0123456789", min_size=1, max_size=90)
+    | st.sampled_from(["000001", "0000001", "0000009", "00000001", "5000", "0" * 30])
+)
+
+
+@given(sign=st.booleans(), whole=digit_runs, fraction=fractions)
+def test_plain_texts_render_as_the_decimal_route(
+    sign: bool, whole: str, fraction: str | None
+) -> None:
+    from settlement_widgets.channel.v1.core.decimals import _plain_sdk_string, sdk_decimal_string
+
+    text = ("-" if sign else "") + whole + ("." + fraction if fraction is not None else "")
+    expected = _sdk_string_by_decimal(text)
+    fast = _plain_sdk_string(text)
+    assert fast is None or fast == expected
+    assert sdk_decimal_string(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10.50", "10.5"),
+        ("-0", "0"),
+        ("0.000", "0"),
+        ("0.000001", "0.000001"),
+        ("0.0000001", "1e-7"),
+        ("1" + "0" * 21, "1e+21"),
+        ("1" + "0" * 20, "1" + "0" * 20),
+        ("007.0700", "7.07"),
+        ("1" * 40 + "." + "2" * 40, "1." + "1" * 39 + "2" * 40 + "e+39"),
+        ("-0.00000012", "-1.2e-7"),
+    ],
+)
+def test_sdk_strings_of_plain_texts(text: str, expected: str) -> None:
+    from settlement_widgets.channel.v1.core.decimals import sdk_decimal_string
+
+    assert _sdk_string_by_decimal(text) == expected
+    assert sdk_decimal_string(text) == expected
+
+
+@pytest.mark.parametrize("bad", [" 1", "1 ", "", "1_0", "abc", "NaN", "Infinity", "1..2"])
+def test_sdk_string_refuses_what_it_refused(bad: str) -> None:
+    from settlement_widgets.channel.v1.core.decimals import sdk_decimal_string
+    from settlement_widgets.errors import InvalidAmountError
+
+    with pytest.raises(InvalidAmountError):
+        sdk_decimal_string(bad)

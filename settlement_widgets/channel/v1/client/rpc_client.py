@@ -355,30 +355,17 @@ class V1RpcClient(V1ClientCore):
             sent = REQUEST_SENT.get()
             if sent is not None:
                 sent(self, request)
-            # a timer rather than asyncio.wait_for(shield(...)): the same bound without a
-            # task and a shield future per request (a cancelled caller cancels the future
-            # it awaits, which the finally below would do anyway)
-            timer = asyncio.get_running_loop().call_later(
-                self.request_timeout, self._expire, future, request.method
-            )
             try:
-                return await future
-            finally:
-                timer.cancel()
+                return await asyncio.wait_for(asyncio.shield(future), self.request_timeout)
+            except TimeoutError:
+                raise SettlementTimeoutError(
+                    f"the v1 node at {self.url} did not answer {request.method} "
+                    f"within {self.request_timeout:g} s"
+                ) from None
         finally:
             self._pending.pop(request.request_id, None)
             if not future.done():
                 future.cancel()
-
-    def _expire(self, future: asyncio.Future[Frame], method: str) -> None:
-        """``request_timeout`` passed: the request's caller gets a timeout error."""
-        if not future.done():
-            future.set_exception(
-                SettlementTimeoutError(
-                    f"the v1 node at {self.url} did not answer {method} "
-                    f"within {self.request_timeout:g} s"
-                )
-            )
 
     # --- reading ------------------------------------------------------------------------
 

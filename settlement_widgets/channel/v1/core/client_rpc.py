@@ -80,7 +80,9 @@ class FrameTransport(Protocol):
 class EncodedFrameTransport(FrameTransport, Protocol):
     """A transport that can also take the request's text already encoded: :meth:`RpcClient.call`
     encodes every request to check it before sending, and a transport that re-encoded it
-    would do that work (a recursive walk of the payload) twice per request."""
+    would do that work (a recursive walk of the payload) twice per request. When a
+    transport has ``exchange_encoded``, :meth:`RpcClient.call` sends through it (so that is
+    the method to wrap to observe the core's requests), else through ``exchange``."""
 
     async def exchange_encoded(self, request: Frame, text: str) -> Frame: ...
 
