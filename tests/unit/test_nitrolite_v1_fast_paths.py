@@ -249,3 +249,23 @@ def test_sdk_string_refuses_what_it_refused(bad: str) -> None:
 
     with pytest.raises(InvalidAmountError):
         sdk_decimal_string(bad)
+
+
+def test_validate_address_answers_the_same_the_second_time() -> None:
+    from settlement_widgets import addresses
+    from settlement_widgets.errors import InvalidAddressError
+
+    zero = "0x" + "00" * 20
+    lower = "0x" + "ab" * 20
+    good = validate_address(lower)
+    assert good != lower and good.lower() == lower
+    wrong = "0x" + good[2:].swapcase()  # mixed case, wrong checksum: never accepted
+    for _ in range(2):
+        assert validate_address(lower) == good
+        assert validate_address(good) == good
+        with pytest.raises(InvalidAddressError, match="wrong EIP-55 checksum"):
+            validate_address(wrong)
+        assert validate_address(zero) == zero
+        with pytest.raises(InvalidAddressError, match="recipient must not be the zero address"):
+            validate_address(zero, field="recipient", allow_zero=False)
+    assert len(addresses._VALID) <= addresses._VALID_MAX
