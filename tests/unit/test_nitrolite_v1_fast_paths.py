@@ -8,6 +8,8 @@ these properties hold each to :func:`abi_encode` over the same types, including 
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -269,3 +271,41 @@ def test_validate_address_answers_the_same_the_second_time() -> None:
         with pytest.raises(InvalidAddressError, match="recipient must not be the zero address"):
             validate_address(zero, field="recipient", allow_zero=False)
     assert len(addresses._VALID) <= addresses._VALID_MAX
+
+
+def _sdk_string_by_digits(value: object) -> str:
+    """decimal.js ``toString`` from the normalised digits alone (the general route)."""
+    from decimal import Decimal
+
+    from settlement_widgets.channel.v1.core.decimals import (
+        TO_EXP_NEG,
+        TO_EXP_POS,
+        _normalized,
+        _plain_digits,
+    )
+
+    assert isinstance(value, Decimal)
+    number = _normalized(value)
+    if number.is_zero():
+        return "0"
+    sign, digits, _ = number.as_tuple()
+    text = "".join(str(d) for d in digits)
+    exponent = number.adjusted()
+    if exponent <= TO_EXP_NEG or exponent >= TO_EXP_POS:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        body = f"{mantissa}e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
+    else:
+        body = _plain_digits(text, exponent)
+    return ("-" if sign else "") + body
+
+
+@given(
+    value=st.decimals(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["0E-5", "-0", "1E+20", "1E+21", "1E-6", "1E-7", "-1.50E-6", "9" * 60]).map(
+        Decimal
+    )
+)
+def test_decimal_values_render_as_the_digit_route(value: object) -> None:
+    from settlement_widgets.channel.v1.core.decimals import sdk_decimal_string
+
+    assert sdk_decimal_string(value) == _sdk_string_by_digits(value)

@@ -199,6 +199,13 @@ def sdk_decimal_string(value: str | int | Decimal) -> str:
         plain = _plain_sdk_string(value)
         if plain is not None:
             return plain
+    elif (
+        type(value) is Decimal and value.is_finite() and TO_EXP_NEG < value.adjusted() < TO_EXP_POS
+    ):
+        # a sum or difference of amounts: its exact plain text ("f" never rounds), trimmed
+        plain = _plain_sdk_string(format(value, "f"))
+        if plain is not None:
+            return plain
     number = _normalized(parse_decimal(value))
     if number.is_zero():
         return "0"
