@@ -118,6 +118,12 @@ class TransferOps(CrossChainOps):
             error = task.exception()
             if isinstance(error, InvalidStateError | RelayError):
                 return None  # refused before sending (nothing of ours was written)
+            # it ended after its state was written ahead (a lost connection): nothing more
+            # is built on the states in flight, or the next transfer would take that
+            # state's version and overwrite it in the store (recovery would then send
+            # another transfer in its place); cleared as usual once they have landed
+            if self._pipeline:
+                self._pipeline_broken = True
             return _InFlight(dict(task.result()), task)  # raises what ended it
         flight = _InFlight(dict(left.result()), task)
         self._pipeline.append(flight)
