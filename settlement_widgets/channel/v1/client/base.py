@@ -133,6 +133,9 @@ class ProviderV1Base:
         #: a state in flight was refused: those sent after it will be too, so nothing is
         #: built on them; cleared once the pipeline is empty
         self._pipeline_broken = False
+        #: pipelined transfers answered and waiting to be stored together (``(state,
+        #: recipient, future)``, see ``TransferOps._transfer_recorded``)
+        self._done_batch: list[tuple[Mapping[str, Any], str, asyncio.Future[Any]]] = []
 
     # --- identity -----------------------------------------------------------------------
 
