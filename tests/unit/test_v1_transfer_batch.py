@@ -107,3 +107,16 @@ async def test_a_failing_shared_write_falls_back_to_one_each(store: V1Store) -> 
     assert [r.amount for r in (results[0], results[2])] == [500_000, 500_000]
     assert [s["version"] for s in store.states("yusd")] == ["1", "3"]  # 2 rolled back
     assert len(store.transfers()) == 2
+
+
+async def test_a_cancelled_caller_still_has_its_rows_stored(store: V1Store) -> None:
+    provider = _provider(store)
+    provider._pipeline = ["a state still in flight"]
+    waiting = asyncio.ensure_future(provider._transfer_recorded(_state(1), RECIPIENT))
+    other = asyncio.ensure_future(provider._transfer_recorded(_state(2), RECIPIENT))
+    await asyncio.wait((waiting,), timeout=0)  # both queued, the flush not yet run
+    waiting.cancel()
+    assert (await other).amount == 500_000
+    assert waiting.cancelled()
+    assert [s["node_sig"] for s in store.states("yusd")] == ["0xn1", "0xn2"]
+    assert len(store.transfers()) == 2

@@ -90,8 +90,8 @@ class TransferOps(CrossChainOps):
         self._done_batch.append((state, recipient, future))
         if not self._pipeline:
             self._flush_done()
-        # shielded: a caller cancelled now leaves its co-signed state to be stored anyway
-        return await asyncio.shield(future)
+        # a caller cancelled now cancels only its future: the batch still stores its rows
+        return await future
 
     def _flush_done(self) -> None:
         """Store every transfer waiting in :attr:`_done_batch` in one transaction, then
