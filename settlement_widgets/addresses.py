@@ -75,6 +75,12 @@ def validate_address(address: object, *, field: str = "address", allow_zero: boo
 
     Accepts lowercase or uppercase hex, or mixed case with a correct checksum.
     """
+    if type(address) is str:
+        known = _VALID.get(address)
+        if known is not None:  # accepted before: the same text gives the same answer
+            if not allow_zero and known == ZERO_ADDRESS:
+                raise InvalidAddressError(f"{field} must not be the zero address")
+            return known
     if not isinstance(address, str):
         raise InvalidAddressError(f"{field} must be a string, got {type(address).__name__}")
     if not _HEX40.match(address):
@@ -88,9 +94,21 @@ def validate_address(address: object, *, field: str = "address", allow_zero: boo
             f"invalid {field} {address!r}: mixed-case address with a wrong EIP-55 checksum "
             f"(did you mean {checksummed}?)"
         )
+    if type(address) is str:
+        if len(_VALID) >= _VALID_MAX:
+            _VALID.clear()
+        _VALID[address] = checksummed
     if not allow_zero and checksummed == ZERO_ADDRESS:
         raise InvalidAddressError(f"{field} must not be the zero address")
     return checksummed
+
+
+#: texts :func:`validate_address` accepted -> their EIP-55 form: a transfer validates the
+#: same few addresses (recipient, token, wallet) several times on each side, and the regex,
+#: case checks and checksum lookup cost more than this one dict hit. Bounded: cleared when
+#: full (a relay that sees many addresses only loses the shortcut for a moment).
+_VALID: dict[str, str] = {}
+_VALID_MAX = 4096
 
 
 def is_address(address: object) -> bool:

@@ -421,20 +421,20 @@ def _count_submits_in_flight(provider: ChannelProviderV1) -> dict[str, int]:
     transport (the real one, wrapped): ``most`` above 1 means a state was sent before the
     one ahead of it was answered."""
     seen = {"now": 0, "most": 0, "sent": 0}
-    exchange = provider.client.exchange
+    exchange = provider.client.exchange_encoded  # what the core calls, with the text
 
-    async def counted(request: Any) -> Any:
+    async def counted(request: Any, text: str) -> Any:
         if request.method != "channels.v1.submit_state":
-            return await exchange(request)
+            return await exchange(request, text)
         seen["now"] += 1
         seen["sent"] += 1
         seen["most"] = max(seen["most"], seen["now"])
         try:
-            return await exchange(request)
+            return await exchange(request, text)
         finally:
             seen["now"] -= 1
 
-    provider.client.exchange = counted  # type: ignore[method-assign]
+    provider.client.exchange_encoded = counted  # type: ignore[method-assign]
     return seen
 
 
@@ -528,20 +528,20 @@ async def test_the_node_moves_on_during_a_pipeline(sb: LocalSandbox) -> None:
         channel = await pe.create_channel(pe.node_address, pe.asset, 10 * U)
         theirs = await pf.create_channel(pf.node_address, pf.asset, 10 * U)
         flight = _count_submits_in_flight(pe)
-        exchange = pe.client.exchange
+        exchange = pe.client.exchange_encoded
 
         paid = asyncio.Event()
 
-        async def paid_with_two_in_flight(request: Any) -> Any:
+        async def paid_with_two_in_flight(request: Any, text: str) -> Any:
             # before a pipelined state leaves behind two unanswered ones (only pipelined
             # states leave while others are in flight, until one is refused)
             pipelined = request.method == "channels.v1.submit_state" and flight["now"] >= 2
             if pipelined and not paid.is_set():
                 paid.set()
                 await pf.transfer(theirs.id, 3 * U, erin.address)
-            return await exchange(request)
+            return await exchange(request, text)
 
-        pe.client.exchange = paid_with_two_in_flight  # type: ignore[method-assign]
+        pe.client.exchange_encoded = paid_with_two_in_flight  # type: ignore[method-assign]
         amounts = [U // 10 + i for i in range(12)]
         done = await asyncio.gather(*(pe.transfer(channel.id, a, frank.address) for a in amounts))
         assert [t.amount for t in done] == amounts

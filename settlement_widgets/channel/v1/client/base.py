@@ -29,7 +29,7 @@ from ...models import Channel
 from ...v0_5.core.amounts import format_amount
 from ..chain.hub import ChannelHubClient
 from ..core.client_calls import ChannelDefaultSigner
-from ..core.decimals import from_units, sdk_decimal_string, to_units
+from ..core.decimals import _PLAIN_AMOUNT, from_units, sdk_decimal_string, to_units
 from ..core.transitions import transition_to_intent
 from .rpc_client import V1RpcClient
 from .store import V1Store
@@ -133,6 +133,9 @@ class ProviderV1Base:
         #: a state in flight was refused: those sent after it will be too, so nothing is
         #: built on them; cleared once the pipeline is empty
         self._pipeline_broken = False
+        #: pipelined transfers answered and waiting to be stored together (``(state,
+        #: recipient, future)``, see ``TransferOps._transfer_recorded``)
+        self._done_batch: list[tuple[Mapping[str, Any], str, asyncio.Future[Any]]] = []
 
     # --- identity -----------------------------------------------------------------------
 
@@ -298,7 +301,10 @@ class ProviderV1Base:
         return format_amount(units, self._decimals, self._asset)
 
     def _units(self, display: Any) -> int:
-        return to_units(Decimal(str(display)), self._decimals)
+        text = str(display)
+        if _PLAIN_AMOUNT.fullmatch(text):  # a plain decimal: to_units reads its digits as is
+            return to_units(text, self._decimals)
+        return to_units(Decimal(text), self._decimals)
 
     # --- write-ahead --------------------------------------------------------------------
 

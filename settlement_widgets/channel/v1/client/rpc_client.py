@@ -283,7 +283,12 @@ class V1RpcClient(V1ClientCore):
         """Send ``request`` and return the frame carrying its id (checked by the core),
         paced, and sent again after a back-off while the node answers it
         ``rate limit exceeded``."""
-        text = request.encode()
+        return await self.exchange_encoded(request, request.encode())
+
+    async def exchange_encoded(self, request: Frame, text: str) -> Frame:
+        """:meth:`exchange` of ``request`` whose text the caller encoded already
+        (``text == request.encode()``; the core's :meth:`RpcClient.call` checks every
+        request by encoding it, and passes the text on rather than have it encoded twice)."""
         if len(text.encode("utf-8")) > MAX_OUTBOUND_FRAME:
             raise SettlementValueError(
                 f"{request.method} request is {len(text)} bytes; the node refuses frames "

@@ -128,6 +128,18 @@ class V1Store(StoreTransactions):
     ) -> None:
         self.path = Path(path)
         self._conn = self._open()
+        #: :meth:`channels` as last read, valid while ``PRAGMA data_version`` (which moves when
+        #: another connection commits) is ``_channels_version`` and no write of ours touched
+        #: the table (each such write drops it): a transfer reads the channels to find the
+        #: open one, and they change only when a channel is opened, moved or closed
+        self._channels_cache: list[dict[str, Any]] | None = None
+        self._channels_version = -1
+        #: ``asset -> (data_version, key, row)``: the newest ``states`` row of the asset as
+        #: :meth:`latest_state` last read it (``key`` its ``(epoch, version)``, ``row`` its
+        #: ``(state, user_sig, node_sig)`` columns), kept up to date by :meth:`put_state`
+        #: (which knows the row it wrote and what the upsert made of it) and dropped by
+        #: any other write to the table, a rollback, or another connection's commit
+        self._latest: dict[str, tuple[int, tuple[int, int], tuple[Any, ...]]] = {}
         self._claim("wallet", validate_address(wallet, field="wallet") if wallet else None)
         self._claim("chain_id", str(chain_id) if chain_id is not None else None)
         self._claim("chain_instance", chain_instance)
@@ -180,6 +192,14 @@ class V1Store(StoreTransactions):
     def _storage_error(self, exc: sqlite3.Error, doing: str) -> StorageError:
         return StorageError(f"the v1 channel store {self.path} could not {doing}: {exc}")
 
+    def _forget_cached(self) -> None:
+        self._channels_cache = None
+        self._latest.clear()
+
+    def _data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: it changes when another connection commits."""
+        return int(self._read("PRAGMA data_version")[0][0])
+
     def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             return list(self._conn.execute(sql, args).fetchall())
@@ -203,6 +223,9 @@ class V1Store(StoreTransactions):
         store already has for this version is kept when ``state`` lacks it."""
         asset, epoch, version = state["asset"], int(state["epoch"]), int(state["version"])
         body = {k: v for k, v in state.items() if k not in ("user_sig", "node_sig")}
+        text = json.dumps(body, sort_keys=True)
+        user_sig, node_sig = state.get("user_sig") or None, state.get("node_sig") or None
+        latest = self._latest.pop(asset, None)  # back below once the row is written
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO states VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -214,12 +237,19 @@ class V1Store(StoreTransactions):
                     asset,
                     epoch,
                     version,
-                    json.dumps(body, sort_keys=True),
-                    state.get("user_sig") or None,
-                    state.get("node_sig") or None,
+                    text,
+                    user_sig,
+                    node_sig,
                     time.time(),
                 ),
             )
+            if latest is not None:
+                version_seen, key, row = latest
+                if (epoch, version) == key:  # the upsert: new body, signatures coalesced
+                    row = (text, user_sig or row[1], node_sig or row[2])
+                elif (epoch, version) > key:  # a new newest row, as written
+                    row = (text, user_sig, node_sig)
+                self._latest[asset] = (version_seen, max(key, (epoch, version)), row)
 
     def forget_refused(self, state: Mapping[str, Any]) -> None:
         """Drop ``state`` (and the ``opening`` channel it would have created) when the node
@@ -231,6 +261,8 @@ class V1Store(StoreTransactions):
         and written ahead before the refusal reached its caller."""
         asset, epoch, version = state["asset"], int(state["epoch"]), int(state["version"])
         signature = state.get("user_sig") or None
+        self._latest.pop(asset, None)
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "DELETE FROM states WHERE asset = ? AND epoch = ? AND version = ? "
@@ -254,13 +286,27 @@ class V1Store(StoreTransactions):
 
     def latest_state(self, asset: str, *, signed: bool = False) -> dict[str, Any] | None:
         """Our latest state of ``asset`` (``signed``: the latest one both sides signed)."""
-        where = " AND user_sig IS NOT NULL AND node_sig IS NOT NULL" if signed else ""
-        rows = self._read(
-            "SELECT state, user_sig, node_sig FROM states WHERE asset = ?"
-            f"{where} ORDER BY epoch DESC, version DESC LIMIT 1",
-            (asset,),
-        )
-        return self._state(rows[0]) if rows else None
+        if signed:
+            rows = self._read(
+                "SELECT state, user_sig, node_sig FROM states WHERE asset = ? AND user_sig "
+                "IS NOT NULL AND node_sig IS NOT NULL ORDER BY epoch DESC, version DESC LIMIT 1",
+                (asset,),
+            )
+            return self._state(rows[0]) if rows else None
+        version = self._data_version()
+        cached = self._latest.get(asset)
+        if cached is None or cached[0] != version:
+            rows = self._read(
+                "SELECT state, user_sig, node_sig, epoch, version FROM states WHERE asset = ? "
+                "ORDER BY epoch DESC, version DESC LIMIT 1",
+                (asset,),
+            )
+            if not rows:
+                self._latest.pop(asset, None)
+                return None
+            cached = (version, (int(rows[0][3]), int(rows[0][4])), rows[0][:3])
+            self._latest[asset] = cached
+        return self._state(cached[2])
 
     def states(self, asset: str) -> list[dict[str, Any]]:
         rows = self._read(
@@ -282,6 +328,7 @@ class V1Store(StoreTransactions):
         status: str,
     ) -> None:
         now = time.time()
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -301,6 +348,7 @@ class V1Store(StoreTransactions):
 
     def move_channel(self, channel_id: str, *, chain_id: int, token: str) -> None:
         """The channel's home is now ``chain_id`` (its ``token`` there): a migration."""
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE channels SET chain_id = ?, token = ?, updated_at = ? WHERE channel_id = ?",
@@ -308,6 +356,7 @@ class V1Store(StoreTransactions):
             )
 
     def set_channel_status(self, channel_id: str, status: str) -> None:
+        self._channels_cache = None  # dropped before the write: a failed one may half-apply
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE channels SET status = ?, updated_at = ? WHERE channel_id = ?",
@@ -323,11 +372,17 @@ class V1Store(StoreTransactions):
         return self._channel(rows[0]) if rows else None
 
     def channels(self) -> list[dict[str, Any]]:
-        rows = self._read(
-            "SELECT channel_id, asset, definition, token, chain_id, status, created_at, "
-            "updated_at FROM channels ORDER BY created_at"
-        )
-        return [self._channel(r) for r in rows]
+        """Every channel, oldest first (fresh copies: callers may change them)."""
+        version = self._data_version()
+        cached = self._channels_cache
+        if cached is None or version != self._channels_version:
+            rows = self._read(
+                "SELECT channel_id, asset, definition, token, chain_id, status, created_at, "
+                "updated_at FROM channels ORDER BY created_at"
+            )
+            cached = [self._channel(r) for r in rows]
+            self._channels_cache, self._channels_version = cached, version
+        return [{**c, "definition": dict(c["definition"])} for c in cached]
 
     @staticmethod
     def _channel(row: tuple[Any, ...]) -> dict[str, Any]:

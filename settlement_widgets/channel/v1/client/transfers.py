@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from ....addresses import validate_address
@@ -62,7 +63,7 @@ class TransferOps(CrossChainOps):
                     state = await self._client.transfer(recipient, self._asset, display)
                 return self._transfer_done(state, recipient)
         state = await self._pipelined_reply(flight, recipient, display)
-        return self._transfer_done(state, recipient)
+        return await self._transfer_recorded(state, recipient)
 
     def _transfer_done(self, state: Mapping[str, Any], recipient: str) -> Transfer:
         """Keep the co-signed ``state`` and its history line."""
@@ -72,10 +73,57 @@ class TransferOps(CrossChainOps):
         # killed process keeps both commits, and what a power cut takes sync() gives
         # back (the node's latest state and the history line)
         with self.store.transaction(durable=False):
-            self.store.put_state(state)
-            transfer = self._record_transfer(state, "out", recipient)
+            transfer = self._store_transfer(state, recipient)
         self._emit("transfer", transfer)
         return transfer
+
+    async def _transfer_recorded(self, state: Mapping[str, Any], recipient: str) -> Transfer:
+        """:meth:`_transfer_done` for a pipelined transfer, in one COMMIT with the others
+        answered in the same turn of the event loop (the node answers a pipeline in bursts,
+        one group commit at a time): each caller still returns only once its own rows are
+        committed. With nothing left in flight it is written at once, with anything
+        waiting: the next transfer builds on the store's latest state, which must then
+        carry the node's signature (see :meth:`_held_state`)."""
+        future: asyncio.Future[Transfer] = asyncio.get_running_loop().create_future()
+        if not self._done_batch and self._pipeline:
+            asyncio.get_running_loop().call_soon(self._flush_done)
+        self._done_batch.append((state, recipient, future))
+        if not self._pipeline:
+            self._flush_done()
+        # a caller cancelled now cancels only its future: the batch still stores its rows
+        return await future
+
+    def _flush_done(self) -> None:
+        """Store every transfer waiting in :attr:`_done_batch` in one transaction, then
+        answer their callers; if that fails, each is stored (or fails) on its own, as
+        :meth:`_transfer_done` would have."""
+        batch, self._done_batch = self._done_batch, []
+        if not batch:
+            return
+        try:
+            with self.store.transaction(durable=False):
+                done = [self._store_transfer(state, recipient) for state, recipient, _ in batch]
+        except Exception:
+            for state, recipient, future in batch:
+                try:
+                    transfer = self._transfer_done(state, recipient)
+                except Exception as exc:
+                    if not future.done():
+                        future.set_exception(exc)
+                else:
+                    if not future.done():
+                        future.set_result(transfer)
+            return
+        for (_, _, future), transfer in zip(batch, done, strict=True):
+            self._emit("transfer", transfer)
+            if not future.done():
+                future.set_result(transfer)
+
+    def _store_transfer(self, state: Mapping[str, Any], recipient: str) -> Transfer:
+        """The node's signature and the history line of a sent transfer (in the caller's
+        transaction)."""
+        self.store.put_state(state)
+        return self._record_transfer(state, "out", recipient)
 
     async def _send_pipelined(self, recipient: str, display: str) -> _InFlight | None:
         """Build the transfer on the newest state this wallet signed and send it (under
@@ -117,6 +165,12 @@ class TransferOps(CrossChainOps):
             error = task.exception()
             if isinstance(error, InvalidStateError | RelayError):
                 return None  # refused before sending (nothing of ours was written)
+            # it ended after its state was written ahead (a lost connection): nothing more
+            # is built on the states in flight, or the next transfer would take that
+            # state's version and overwrite it in the store (recovery would then send
+            # another transfer in its place); cleared as usual once they have landed
+            if self._pipeline:
+                self._pipeline_broken = True
             return _InFlight(dict(task.result()), task)  # raises what ended it
         flight = _InFlight(dict(left.result()), task)
         self._pipeline.append(flight)
@@ -183,8 +237,6 @@ class TransferOps(CrossChainOps):
             if row.direction == "out"
             else (row.counterparty, self.address)
         )
-        from datetime import UTC, datetime
-
         return Transfer(
             id=row.row,
             channel_id=str(channel_id) if channel_id else None,

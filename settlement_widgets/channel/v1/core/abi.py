@@ -13,7 +13,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ....addresses import validate_address
 from ....errors import SettlementValueError
@@ -90,14 +90,33 @@ def address_word(address: str) -> bytes:
     return bytes(12) + bytes.fromhex(validate_address(address)[2:])
 
 
+def _bounds(signed: bool, bits: int) -> tuple[int, int]:
+    return (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
+
+
+#: ``(signed, bits) -> (low, high)`` for every ABI integer width, computed once: a state's
+#: packing writes sixteen integer words and the powers were most of each word's cost
+_BOUNDS: Final = {
+    (signed, bits): _bounds(signed, bits) for signed in (False, True) for bits in range(8, 257, 8)
+}
+_WORD_MODULUS: Final = 2**256
+
+
 def int_word(value: int, signed: bool, bits: int) -> bytes:
     """One ``uintN``/``intN`` word (two's complement), refusing a value that does not fit."""
-    low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+    low, high = _BOUNDS.get((signed, bits)) or _bounds(signed, bits)
+    # a plain int skips the type checks; bool (an int subclass) and non-ints are refused
+    if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
         raise SettlementValueError(
             f"abi: {value!r} does not fit {'int' if signed else 'uint'}{bits}"
         )
-    return (value % 2**256).to_bytes(32, "big")
+    if not low <= value <= high:
+        raise SettlementValueError(
+            f"abi: {value!r} does not fit {'int' if signed else 'uint'}{bits}"
+        )
+    if 0 <= value < _WORD_MODULUS:
+        return value.to_bytes(32, "big")
+    return (value % _WORD_MODULUS).to_bytes(32, "big")
 
 
 @functools.lru_cache(maxsize=256)

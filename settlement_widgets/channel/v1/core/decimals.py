@@ -195,6 +195,17 @@ def sdk_decimal_string(value: str | int | Decimal) -> str:
     Needed to reproduce what the TS SDK put on the wire and hashed: ``"0.10"`` -> ``"0.1"``,
     ``"1e-8"`` stays ``"1e-8"``, ``"1e21"`` -> ``"1e+21"``, ``"-0"`` -> ``"0"``.
     """
+    if type(value) is str:
+        plain = _plain_sdk_string(value)
+        if plain is not None:
+            return plain
+    elif (
+        type(value) is Decimal and value.is_finite() and TO_EXP_NEG < value.adjusted() < TO_EXP_POS
+    ):
+        # a sum or difference of amounts: its exact plain text ("f" never rounds), trimmed
+        plain = _plain_sdk_string(format(value, "f"))
+        if plain is not None:
+            return plain
     number = _normalized(parse_decimal(value))
     if number.is_zero():
         return "0"
@@ -207,6 +218,30 @@ def sdk_decimal_string(value: str | int | Decimal) -> str:
     else:
         body = _plain_digits(text, exponent)
     return ("-" if sign else "") + body
+
+
+def _plain_sdk_string(text: str) -> str | None:
+    """:func:`sdk_decimal_string` of a plain decimal text (ASCII digits, an optional sign
+    and fraction) by trimming its zeros, or ``None`` for any other text and for a value
+    decimal.js writes with an exponent (leading digit's power <= -7 or >= 21), which the
+    ``Decimal`` route renders. Balances change with every transfer, so most texts are
+    new to the cache, and the ``Decimal`` route cost several times this."""
+    match = _PLAIN_AMOUNT.fullmatch(text)
+    if match is None:
+        return None
+    sign, whole, fraction = match.groups()
+    whole, fraction = whole.lstrip("0"), (fraction or "").rstrip("0")
+    if whole:
+        if len(whole) - 1 >= TO_EXP_POS:
+            return None
+        body = whole + "." + fraction if fraction else whole
+    elif fraction:
+        if -(len(fraction) - len(fraction.lstrip("0")) + 1) <= TO_EXP_NEG:
+            return None
+        body = "0." + fraction
+    else:
+        return "0"  # every zero, "-0" and "0.000" too
+    return "-" + body if sign else body
 
 
 @_memoized

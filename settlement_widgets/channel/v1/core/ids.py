@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ...._keccak import keccak256
 from ....addresses import validate_address
@@ -212,11 +212,28 @@ def _state_id(user_wallet: str, asset: str, epoch: int | str, version: int | str
     wallet = validate_address(user_wallet, field="user_wallet")
     if not isinstance(asset, str):
         raise InvalidStateError(f"asset must be a string, got {type(asset).__name__}")
-    encoded = abi_encode(
-        ["address", "string", "uint256", "uint256"],
-        [wallet, asset, as_uint(epoch, 256, "epoch"), as_uint(version, 256, "version")],
+    epoch_number, version_number = as_uint(epoch, 256, "epoch"), as_uint(version, 256, "version")
+    # abi.encode(address, string, uint256, uint256) written out (the same bytes as
+    # abi_encode over those types, which the tests hold it to): the address word, the
+    # string's offset (after the four head words), the two numbers, then the string
+    raw = asset.encode()
+    encoded = b"".join(
+        (
+            bytes(12),
+            bytes.fromhex(wallet[2:]),
+            _FOUR_WORDS,
+            epoch_number.to_bytes(32, "big"),
+            version_number.to_bytes(32, "big"),
+            len(raw).to_bytes(32, "big"),
+            raw,
+            bytes(-len(raw) % 32),
+        )
     )
     return _hex(keccak256(encoded))
+
+
+_TWO_WORDS: Final = (64).to_bytes(32, "big")
+_FOUR_WORDS: Final = (128).to_bytes(32, "big")
 
 
 def transaction_id(account: str, new_state_id: str | bytes) -> str:
@@ -227,8 +244,12 @@ def transaction_id(account: str, new_state_id: str | bytes) -> str:
     """
     if not isinstance(account, str):
         raise InvalidStateError(f"account must be a string, got {type(account).__name__}")
-    raw = as_bytes32(new_state_id, "state_id")
-    return _hex(keccak256(abi_encode(["string", "bytes32"], [account, raw])))
+    state = as_bytes32(new_state_id, "state_id")
+    # abi.encode(string, bytes32) written out (the same bytes as abi_encode over those
+    # types, which the tests hold it to): the string's offset, the id, then the string
+    raw = account.encode()
+    padding = bytes(-len(raw) % 32)
+    return _hex(keccak256(_TWO_WORDS + state + len(raw).to_bytes(32, "big") + raw + padding))
 
 
 def sender_transaction_id(account: str, new_state_id: str | bytes) -> str:

@@ -26,7 +26,6 @@ from typing import Any, Final
 
 from ...._keccak import keccak256
 from ....errors import InvalidStateError
-from .abi import abi_encode
 from .ids import as_uint, parse_sig_validators_hex
 
 __all__ = [
@@ -198,17 +197,29 @@ def encode_transition(
         raise InvalidStateError(
             f"amount must be the decimal string that is signed, got {type(amount).__name__}"
         )
-    return abi_encode(
-        ["(uint8,bytes32,bytes32,string)"],
-        [
-            (
-                int(kind),
-                lenient_bytes32(tx_id, "tx_id"),
-                lenient_bytes32(account_id, "account_id"),
-                amount,
-            )
-        ],
+    tx = lenient_bytes32(tx_id, "tx_id")
+    account = lenient_bytes32(account_id, "account_id")
+    # the layout written out (the same bytes as abi_encode over the tuple type, which the
+    # tests hold it to): both sides hash the transition of every state they sign or check
+    raw = amount.encode()
+    return b"".join(
+        (
+            _TUPLE_OFFSET,
+            int(kind).to_bytes(32, "big"),  # a TransitionType: 0..201, fits a uint8
+            tx,
+            account,
+            _STRING_OFFSET,
+            len(raw).to_bytes(32, "big"),
+            raw,
+            bytes(-len(raw) % 32),
+        )
     )
+
+
+#: ``abi.encode`` of the one dynamic tuple: its offset (one word in), and inside the tuple
+#: the string's offset (after the four head words)
+_TUPLE_OFFSET: Final = (32).to_bytes(32, "big")
+_STRING_OFFSET: Final = (128).to_bytes(32, "big")
 
 
 def transition_hash(

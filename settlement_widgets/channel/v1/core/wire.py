@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import IntEnum
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, Final
 
 from ....errors import InvalidFrameError, RelayError, SettlementValueError
 from ....json_depth import check_nesting
@@ -201,9 +201,46 @@ def _encode_value(value: Any, key: str | None, out: list[str]) -> None:
 
 def encode_json(value: Any) -> str:
     """``JSON.stringify(value, sdkReplacer)`` byte for byte (see the module docstring)."""
+    if _plain_json(value):
+        return _PLAIN_ENCODER.encode(value)
     out: list[str] = []
     _encode_value(value, None, out)
     return "".join(out)
+
+
+#: the C encoder, for values :func:`_plain_json` admits: for those its text is the SDK's
+#: (compact separators, non-ASCII as is, the same string escapes, ints as digits, keys in
+#: insertion order), and it writes a state's frame several times faster than the walk
+_PLAIN_ENCODER: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), check_circular=False, allow_nan=False
+)
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` holds only what :data:`_PLAIN_ENCODER` writes as the SDK does:
+    ``str``, ``bool``, ``None``, ``int`` (not under a key the SDK replacer turns into a
+    string), and ``dict`` (string keys) / ``list`` / ``tuple`` of those. Floats (JS number
+    formatting), ``Decimal`` (its SDK text), other mappings and anything else take the walk."""
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or value is None:
+        return True
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            item_kind = type(item)
+            if item_kind is str:
+                continue
+            if item_kind is int:
+                if key in STRINGIFIED_KEYS:
+                    return False
+                continue
+            if not _plain_json(item):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(_plain_json(item) for item in value)
+    return False
 
 
 def encode_frame(frame: Frame) -> str:
@@ -253,13 +290,12 @@ def _check_fields(
     if not _is_number(timestamp_ms):
         raise InvalidFrameError("invalid timestamp: expected number")
     type_int = _as_uint(type_, "type", 255)
-    try:
-        message_type = MessageType(type_int)
-    except ValueError as exc:
+    message_type = _MESSAGE_TYPES.get(type_int)  # a dict, not the enum's slower call
+    if message_type is None:
         raise InvalidFrameError(
             f"invalid type: unknown message type {type_int} "
             "(1 request, 2 response, 3 event, 4 error)"
-        ) from exc
+        )
     return (
         message_type,
         _as_uint(request_id, "requestId", MAX_REQUEST_ID),
@@ -267,6 +303,9 @@ def _check_fields(
         payload,
         _as_uint(timestamp_ms, "timestamp", MAX_REQUEST_ID),
     )
+
+
+_MESSAGE_TYPES: dict[int, MessageType] = {int(t): t for t in MessageType}
 
 
 def _reject_constant(name: str) -> Any:
