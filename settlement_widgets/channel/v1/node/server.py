@@ -37,6 +37,7 @@ from websockets.exceptions import ConnectionClosed
 
 from ....errors import ConfigurationError, InvalidFrameError, RelayError, RelayUnavailableError
 from ....ws_write import Outbox
+from ...node_base.commit_hold import CommitHold, Link
 from ...node_base.committer import GroupCommitter
 from ...node_base.server import NodeServer
 from ..core.rate_limit import DEFAULT_WS_MAX_MESSAGE_SIZE, RATE_LIMIT_EXCEEDED, TokenBucket
@@ -86,6 +87,8 @@ class NitronodeNode(NodeServer):
         self.service: NitronodeService | None = None
         self.committer: GroupCommitter | None = None
         self._lock = asyncio.Lock()
+        #: holds a COMMIT while a pipelining client is still sending (see .commit_hold)
+        self._hold = CommitHold()
         self._settling: asyncio.Task[None] | None = None
         self._watching: asyncio.Task[None] | None = None  # the look for abandoned locks
         self._settle_again = False  # work arrived while ``_settling`` ran: it goes round again
@@ -107,6 +110,8 @@ class NitronodeNode(NodeServer):
         ledger.set_meta("node_address", address)
         committer = GroupCommitter(ledger, threaded=False, write=write_batch)
         committer.on_failure = self._on_commit_failure
+        committer.hold = self._hold
+        committer.on_released = self._hold.committed
         self.committer = committer
         committer.start(asyncio.get_running_loop())
         await committer.flush()
@@ -155,6 +160,8 @@ class NitronodeNode(NodeServer):
             if config.ws_bytes_per_sec > 0
             else None
         )
+        sock = ws.transport.get_extra_info("socket")
+        link = self._hold.link(outbox.push, sock.fileno() if sock is not None else -1)
         try:
             async for message in ws:
                 size = len(message.encode("utf-8") if isinstance(message, str) else message)
@@ -164,15 +171,14 @@ class NitronodeNode(NodeServer):
                     outbox.closed = True
                     ws.transport.abort()
                     return
-                await self._on_message(outbox, message, requests)
+                await self._on_message(link, message, requests)
         except ConnectionClosed:
             pass
         finally:
             outbox.closed = True
+            self._hold.drop(link)
 
-    async def _on_message(
-        self, outbox: Outbox, message: str | bytes, requests: TokenBucket
-    ) -> None:
+    async def _on_message(self, link: Link, message: str | bytes, requests: TokenBucket) -> None:
         committer, service = self.committer, self.service
         assert committer is not None and service is not None
         if committer.failure is not None:  # fail-stop
@@ -185,7 +191,8 @@ class NitronodeNode(NodeServer):
             reply = error_frame(0, "", INVALID_MESSAGE_FORMAT, _now_ms())
         else:
             reply = await self._answer(service, request, requests)
-        committer.after(committer.kick(), outbox.push, encode_frame(reply).encode())
+        link.arrived()
+        committer.after(committer.kick(), link.release, encode_frame(reply).encode())
         if service.escrow_work:
             service.escrow_work = False
             self._kick_settlement()
