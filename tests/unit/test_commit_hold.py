@@ -182,3 +182,29 @@ def test_flush_cuts_a_hold_short_and_close_commits_what_is_held(tmp_path: Path) 
         assert written == [[1], [2]]
 
     asyncio.run(run())
+
+
+def test_a_request_already_here_while_a_reply_waits_starts_the_hold() -> None:
+    """The COMMIT is due, the client's reply still waits, and its next request is already
+    read (not handled yet) or on the socket: hold (it pipelines); with neither: commit."""
+    clock = _Clock()
+    hold = CommitHold(clock)
+    received = [False]
+    a, b = socket.socketpair()
+    with a, b:
+        link = hold.link(lambda frame: None, a.fileno(), lambda: received[0])
+        link.arrived()
+        assert hold() == 0.0
+        received[0] = True  # read by the connection, not handled yet
+        assert hold() > 0 and link.overlapped
+        link.release(b"reply")
+        assert link.pipelined
+        received[0] = False
+        link.arrived()
+        link.release(b"reply")
+        assert not link.pipelined
+        hold.committed()
+        link.arrived()
+        assert hold() == 0.0
+        b.sendall(b"next")  # on the socket
+        assert hold() > 0

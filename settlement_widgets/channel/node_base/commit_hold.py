@@ -16,9 +16,9 @@ does not notice (it has other states in flight meanwhile).
 
 A client that waits for each reply is never held: it cannot send before the reply leaves,
 so holding would only add latency. A connection counts as pipelining when a request of it
-arrived while an earlier reply of it was still waiting for its COMMIT, or when, as its last
-waiting reply leaves, its next request is already readable on the socket (the client sent
-it without waiting); it stops counting once a reply leaves with neither.
+arrived, or is readable on its socket, while an earlier reply of it was still waiting for
+its COMMIT (the client sent it without waiting), looked at when the COMMIT is due and as the
+last waiting reply leaves; it stops counting once a reply leaves with neither.
 """
 
 from __future__ import annotations
@@ -47,12 +47,20 @@ class Link:
     The node calls :meth:`arrived` for each request it has handled and hands
     :meth:`release` to the committer as the reply's callback."""
 
-    __slots__ = ("_fd", "_hold", "overlapped", "parked", "pipelined", "push")
+    __slots__ = ("_fd", "_hold", "_received", "overlapped", "parked", "pipelined", "push")
 
-    def __init__(self, hold: CommitHold, push: Callable[[bytes], Any], fd: int) -> None:
+    def __init__(
+        self,
+        hold: CommitHold,
+        push: Callable[[bytes], Any],
+        fd: int,
+        received: Callable[[], bool] | None = None,
+    ) -> None:
         self._hold = hold
         self.push = push
         self._fd = fd
+        #: whether the connection holds a message it read and the node has not handled yet
+        self._received = received
         #: replies handed to the committer and not released yet
         self.parked = 0
         #: a request arrived while an earlier reply was parked (since the last release)
@@ -66,6 +74,14 @@ class Link:
         if self.parked > 1:
             self.overlapped = True
         self._hold.arrived()
+
+    def waiting(self) -> bool:
+        """Whether the client's next request is already here (read and not handled yet, or
+        on the socket) while a reply of it waits for its COMMIT: it sent without waiting."""
+        if (self._received is not None and self._received()) or _readable(self._fd):
+            self.overlapped = True
+            return True
+        return False
 
     def release(self, frame: bytes) -> None:
         """The reply's COMMIT is done: send it; with the last parked one, decide whether
@@ -96,9 +112,12 @@ class CommitHold:
         self._last = 0.0
         self._count = 0
 
-    def link(self, push: Callable[[bytes], Any], fd: int) -> Link:
-        """A new connection (``push`` sends a reply, ``fd`` is its socket)."""
-        link = Link(self, push, fd)
+    def link(
+        self, push: Callable[[bytes], Any], fd: int, received: Callable[[], bool] | None = None
+    ) -> Link:
+        """A new connection (``push`` sends a reply, ``fd`` is its socket, ``received`` says
+        whether it holds a message read and not handled yet)."""
+        link = Link(self, push, fd, received)
         self.links.add(link)
         return link
 
@@ -121,6 +140,9 @@ class CommitHold:
     def __call__(self) -> float:
         if self._first is None or self._count >= self.MAX_BATCH:
             return 0.0
-        if not any(link.pipelined and link.parked for link in self.links):
+        if not any(
+            link.parked and (link.pipelined or link.overlapped or link.waiting())
+            for link in self.links
+        ):
             return 0.0
         return min(self._first + self.MAX_HOLD, self._last + self.GAP) - self._clock()

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from websockets.asyncio.server import ServerConnection
@@ -65,6 +65,15 @@ MAX_FRAME_BYTES: Final = DEFAULT_WS_MAX_MESSAGE_SIZE
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _received(ws: ServerConnection) -> Callable[[], bool] | None:
+    """Whether ``ws`` read a frame its reader has not taken yet (websockets' assembler
+    queue; None where a websockets version keeps it elsewhere: the socket check remains)."""
+    queue = getattr(getattr(ws, "recv_messages", None), "frames", None)
+    if queue is None or not hasattr(queue, "__len__"):
+        return None
+    return lambda: len(queue) > 0
 
 
 class NitronodeNode(NodeServer):
@@ -161,7 +170,9 @@ class NitronodeNode(NodeServer):
             else None
         )
         sock = ws.transport.get_extra_info("socket")
-        link = self._hold.link(outbox.push, sock.fileno() if sock is not None else -1)
+        link = self._hold.link(
+            outbox.push, sock.fileno() if sock is not None else -1, _received(ws)
+        )
         try:
             async for message in ws:
                 size = len(message.encode("utf-8") if isinstance(message, str) else message)
