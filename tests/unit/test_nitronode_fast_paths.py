@@ -82,3 +82,31 @@ def test_a_request_reads_each_channel_once_and_the_next_request_reads_again() ->
         assert len(view.reads) == 5
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {
+            "id": "0x" + "ab" * 32,
+            "transition": {"type": 30, "tx_id": "0x" + "cd" * 32, "account_id": "0x" + "12" * 20},
+            "asset": "usdc",
+            "home_ledger": {"user_balance": "12345678901234567890123456789.123456789012345678"},
+            "user_sig": "0x00" + "9a" * 65,
+        },
+        {"text": 'quotes " and \\ backslash, \n\t controls \x00\x1f\x7f, é, 😀, \u2028'},
+        {"created_at_ms": 1_764_440_000_123, "challenge_duration": 86400, "ok": True, "x": None},
+        {"int64": 2**63 - 1, "uint64": 2**64 - 1, "neg": -(2**63)},
+        {"big": 2**256 - 1},  # beyond orjson: the general way
+        {1: "a key that is not a string"},  # json writes "1": the general way
+        [],
+    ],
+)
+def test_the_ledger_writes_the_same_json_value_as_the_general_encoder(value: Any) -> None:
+    import json
+
+    from settlement_widgets.channel.v1.node.ledger import _dumps, _dumps_built
+
+    text = _dumps_built(value)
+    assert isinstance(text, str)
+    assert json.loads(text) == json.loads(_dumps(value))
