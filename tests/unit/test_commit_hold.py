@@ -76,10 +76,17 @@ def test_the_hold_ends_at_a_pause_at_the_latest_after_max_hold_or_max_batch() ->
     link.arrived()
     clock.now += 0.0005
     assert abs(hold() - (CommitHold.GAP - 0.0005)) < 1e-9
-    for _ in range(10):  # a steady stream: the batch's age bounds the hold
-        clock.now += 0.001
+    end = 100.0 + CommitHold.MAX_HOLD  # at most MAX_HOLD after the batch's first change
+    step = CommitHold.GAP / 2
+    while end - clock.now > 2 * CommitHold.GAP:  # a steady stream: held a GAP past each
+        clock.now += step
         link.arrived()
-    assert abs(hold() - (100.0 + CommitHold.MAX_HOLD - clock.now)) < 1e-9
+        assert abs(hold() - CommitHold.GAP) < 1e-9
+    clock.now = end - CommitHold.GAP / 4
+    link.arrived()
+    assert abs(hold() - CommitHold.GAP / 4) < 1e-9  # the batch's age bounds the hold
+    clock.now = end + step
+    link.arrived()
     assert hold() < 0  # past MAX_HOLD: commit now
     hold.committed()
     assert hold() == 0.0  # nothing pending
