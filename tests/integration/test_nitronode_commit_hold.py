@@ -1,6 +1,6 @@
-"""The Nitronode groups a pipelining client's states into few COMMITs, and still answers
-none of them before its COMMIT (``node_base.commit_hold``); a client that waits for each
-reply gets one COMMIT per state, as before.
+"""With ``commit_hold``, the Nitronode groups a pipelining client's states into few COMMITs
+and still answers none of them before its COMMIT (``node_base.commit_hold``); a client that
+waits for each reply gets one COMMIT per state, as before; without it, nothing is held.
 
 An ordered log records every ``write_batch`` the node's committer runs (after the real call
 returned) and every reply frame the node hands to a connection; each reply must come after
@@ -40,7 +40,7 @@ SUBMIT = "channels.v1.submit_state"
 
 @pytest.fixture
 async def node(tmp_path: Path) -> AsyncIterator[NitronodeNode]:
-    async with NitronodeNode(node_config(tmp_path / "node.sqlite")) as node:
+    async with NitronodeNode(node_config(tmp_path / "node.sqlite", commit_hold=True)) as node:
         yield node
 
 
@@ -137,3 +137,25 @@ async def test_a_client_waiting_for_each_reply_is_not_held(node: NitronodeNode) 
             await c.ok(SUBMIT, {"state": state})
         assert node.committer.batches - before == 10
         assert not any(link.pipelined for link in node._hold.links)
+
+
+async def test_without_commit_hold_the_node_commits_each_state_of_a_pipelining_client(
+    tmp_path: Path,
+) -> None:
+    async with (
+        NitronodeNode(node_config(tmp_path / "node.sqlite")) as node,
+        V1Client(node.url) as c,
+    ):
+        state = await _channel(c)
+        assert node.committer is not None and node.committer.hold is None
+        assert node.ledger is not None
+        before = node.committer.batches
+        pending = []
+        for _ in range(10):
+            state = advance(ALICE, state, send(BOB.address, "1"))
+            pending.append(c.request(SUBMIT, {"state": state}))
+            while node.ledger.latest_state(ALICE.address, ASSET)["version"] != state["version"]:
+                await asyncio.sleep(0)
+        replies = await asyncio.gather(*pending)
+        assert all(r.type is MessageType.RESPONSE for r in replies)
+        assert node.committer.batches - before == 10

@@ -88,7 +88,7 @@ class Link:
         the client pipelines."""
         self.push(frame)
         self.parked -= 1
-        if self.parked == 0:
+        if self.parked == 0 and self._hold.enabled:
             self.pipelined = self.overlapped or _readable(self._fd)
             self.overlapped = False
 
@@ -108,8 +108,12 @@ class CommitHold:
     #: requests after which the COMMIT is not held any longer
     MAX_BATCH: Final = 64
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, *, enabled: bool = True
+    ) -> None:
         self._clock = clock
+        #: off: the links only pass replies on (no socket looks); the committer never asks
+        self.enabled = enabled
         self.links: set[Link] = set()
         self._first: float | None = None
         self._last = 0.0

@@ -97,7 +97,7 @@ class NitronodeNode(NodeServer):
         self.committer: GroupCommitter | None = None
         self._lock = asyncio.Lock()
         #: holds a COMMIT while a pipelining client is still sending (see .commit_hold)
-        self._hold = CommitHold()
+        self._hold = CommitHold(enabled=config.commit_hold)
         self._settling: asyncio.Task[None] | None = None
         self._watching: asyncio.Task[None] | None = None  # the look for abandoned locks
         self._settle_again = False  # work arrived while ``_settling`` ran: it goes round again
@@ -119,8 +119,9 @@ class NitronodeNode(NodeServer):
         ledger.set_meta("node_address", address)
         committer = GroupCommitter(ledger, threaded=False, write=write_batch)
         committer.on_failure = self._on_commit_failure
-        committer.hold = self._hold
-        committer.on_released = self._hold.committed
+        if config.commit_hold:
+            committer.hold = self._hold
+            committer.on_released = self._hold.committed
         self.committer = committer
         committer.start(asyncio.get_running_loop())
         await committer.flush()
