@@ -160,6 +160,13 @@ class GroupCommitter:
         self.batches = 0
         self.largest_batch = 0
         self._checkpointer: _Checkpointer | None = None
+        #: inline mode only: seconds to hold the next COMMIT for more changes to join it (0:
+        #: commit now); asked again when the hold ends. ``None`` (the default): never hold.
+        #: A node sets it to group a pipelining client's states into one fsync
+        #: (:class:`~..v1.node.server.NitronodeNode`); :meth:`flush` never waits for it.
+        self.hold: Callable[[], float] | None = None
+        self._held: asyncio.TimerHandle | None = None
+        self._urgent = False
 
     @property
     def checkpointer(self) -> _Checkpointer | None:
@@ -191,7 +198,10 @@ class GroupCommitter:
     async def _close_writer(self) -> None:
         if self._conn is not None:
             if self.failure is None:
-                await self.flush()
+                await self.flush()  # cuts a hold short
+            if self._held is not None:  # after a failure: nothing will commit any more
+                self._held.cancel()
+                self._held = None
             self._conn.close()
             self._conn = None
             return
@@ -250,10 +260,26 @@ class GroupCommitter:
         await future
 
     async def flush(self) -> None:
-        """Commit everything changed so far."""
-        await self.wait(self.kick())
+        """Commit everything changed so far (now: a :attr:`hold` is cut short)."""
+        seq = self.kick()
+        if self._scheduled:
+            self._urgent = True
+            if self._held is not None:  # the loop is waiting out a hold: commit next turn
+                self._held.cancel()
+                self._held = None
+                assert self._loop is not None
+                self._loop.call_soon(self._commit_inline)
+        await self.wait(seq)
 
     def _commit_inline(self) -> None:
+        self._held = None
+        if self.hold is not None and not self._urgent and self.failure is None:
+            wait = self.hold()
+            if wait > 0:  # still scheduled: kick() adds to this batch meanwhile
+                assert self._loop is not None
+                self._held = self._loop.call_later(wait, self._commit_inline)
+                return
+        self._urgent = False
         self._scheduled = False
         batch = self._ledger.take_batch()
         if batch is None or self.failure is not None:

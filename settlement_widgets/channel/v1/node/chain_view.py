@@ -25,7 +25,7 @@ the node assumes every co-signed on-chain operation was carried out (see
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
@@ -114,23 +114,29 @@ class ConfirmedChainView(ChainView, Protocol):
         ...
 
 
-#: the latest block as first read in the request being handled (None: outside a request)
-_REQUEST_HEAD: ContextVar[dict[str, Mapping[str, Any]] | None] = ContextVar(
+#: what the request being handled read of the chain (None: outside a request): the latest
+#: block per view, and each confirmed channel record read under that block
+_REQUEST_HEAD: ContextVar[dict[Any, Any] | None] = ContextVar(
     "nitronode_request_head", default=None
 )
 
 
-@contextlib.contextmanager
-def one_head_per_request() -> Iterator[None]:
+class one_head_per_request:  # a function-like name: used as ``with one_head_per_request():``
     """Within one request, every read of the latest block sees the same block: the node's
     checks of one state (the sender's and the receiver's channels, backing, rescue) agree
     on one chain head, and a transfer reads the head once instead of three times. No
-    handler sends a transaction or waits for a block, so nothing inside needs a newer one."""
-    token = _REQUEST_HEAD.set({})
-    try:
-        yield
-    finally:
-        _REQUEST_HEAD.reset(token)
+    handler sends a transaction or waits for a block, so nothing inside needs a newer one.
+
+    A class, not a ``contextlib.contextmanager``: it wraps every request, and the generator
+    machinery cost several times the two ContextVar calls it does."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _REQUEST_HEAD.set({})
+
+    def __exit__(self, *exc: object) -> None:
+        _REQUEST_HEAD.reset(self._token)
 
 
 async def latest_block(w3: Any) -> Mapping[str, Any]:
@@ -277,10 +283,23 @@ class ConfirmedHubView:
         return low
 
     async def confirmed_channel(self, channel_id: str, delay_secs: int) -> ChainChannel:
+        """Inside a request (:func:`one_head_per_request`) each (channel, delay) is read once:
+        the answer depends only on the request's head, which is fixed for the request, and a
+        transfer asks about both parties' channels twice each (rescue, backing, receiver)."""
+        scope = _REQUEST_HEAD.get()
+        memo = (self._head_key, channel_id, delay_secs)
+        if scope is not None:
+            known = scope.get(memo)
+            if known is not None:
+                return known  # type: ignore[no-any-return]
         if delay_secs <= 0:
-            return await self._read(channel_id)
-        block = await self.confirmed_block(delay_secs)
-        return VOID_CHANNEL if block is None else await self._read(channel_id, block)
+            record = await self._read(channel_id)
+        else:
+            block = await self.confirmed_block(delay_secs)
+            record = VOID_CHANNEL if block is None else await self._read(channel_id, block)
+        if scope is not None:
+            scope[memo] = record
+        return record
 
     async def channel_status(self, channel_id: str) -> str:
         return (await self._read(channel_id)).status

@@ -268,7 +268,9 @@ class ChannelStates(EscrowDeposits, Migrations, NodeReads):
         if kind in _ON_CHAIN or channel.get("creation_version") == state["version"]:
             self._on_chain_step(channel, state)
         self.ledger.put_state(state)
-        self.ledger.put_channel(channel)
+        if self.ledger.channels.get(channel["channel_id"]) != channel:
+            # a transfer leaves its channel as it was: no row to rewrite in the COMMIT
+            self.ledger.put_channel(channel)
         if receiver is not None:
             self.ledger.put_state(receiver)
             self._record(

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
+
 from ...node_base.sqlite import check_schema_version, open_ledger_file
 from ..core.transitions import TransitionType
 
@@ -70,6 +72,18 @@ def _is_home_deposit(state: Mapping[str, Any]) -> bool:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _dumps_built(value: Any) -> str:
+    """:func:`_dumps` for the objects the node builds on every state (states, their
+    transactions, channels): strings, small ints and bools only, never a float, so orjson
+    writes the same JSON value (read back by ``json.loads``) at a fraction of the cost,
+    three times per transfer. What orjson refuses (an int beyond 64 bits, a key that is not
+    a string) goes the general way."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return _dumps(value)
 
 
 @dataclass
@@ -237,7 +251,7 @@ class NitronodeLedger:
         self._put(
             "states",
             (wallet, asset, epoch, version),
-            (wallet, asset, epoch, version, _dumps(state)),
+            (wallet, asset, epoch, version, _dumps_built(state)),
         )
 
     def assets_of(self, wallet: str) -> list[str]:
@@ -256,7 +270,9 @@ class NitronodeLedger:
 
     def put_channel(self, channel: dict[str, Any]) -> None:
         self._index_channel(channel)
-        self._put("channels", (channel["channel_id"],), (channel["channel_id"], _dumps(channel)))
+        self._put(
+            "channels", (channel["channel_id"],), (channel["channel_id"], _dumps_built(channel))
+        )
 
     def channels_of(self, wallet: str, asset: str | None = None) -> list[dict[str, Any]]:
         """``wallet``'s home channels (all assets unless ``asset``), oldest first."""
@@ -274,7 +290,7 @@ class NitronodeLedger:
     def add_transaction(self, tx: dict[str, Any]) -> None:
         self.transactions.append(tx)
         seq = len(self.transactions)
-        self._put("transactions", (seq,), (seq, _dumps(tx)))
+        self._put("transactions", (seq,), (seq, _dumps_built(tx)))
 
     # --- app sessions -------------------------------------------------------------------------
 

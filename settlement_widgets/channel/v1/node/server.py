@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from websockets.asyncio.server import ServerConnection
@@ -37,6 +37,7 @@ from websockets.exceptions import ConnectionClosed
 
 from ....errors import ConfigurationError, InvalidFrameError, RelayError, RelayUnavailableError
 from ....ws_write import Outbox
+from ...node_base.commit_hold import CommitHold, Link
 from ...node_base.committer import GroupCommitter
 from ...node_base.server import NodeServer
 from ..core.rate_limit import DEFAULT_WS_MAX_MESSAGE_SIZE, RATE_LIMIT_EXCEEDED, TokenBucket
@@ -66,6 +67,15 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _received(ws: ServerConnection) -> Callable[[], bool] | None:
+    """Whether ``ws`` read a frame its reader has not taken yet (websockets' assembler
+    queue; None where a websockets version keeps it elsewhere: the socket check remains)."""
+    queue = getattr(getattr(ws, "recv_messages", None), "frames", None)
+    if queue is None or not hasattr(queue, "__len__"):
+        return None
+    return lambda: len(queue) > 0
+
+
 class NitronodeNode(NodeServer):
     """A Nitrolite v1 node for tests and the sandbox: ``await start()`` / ``await aclose()``
     or ``async with``. ``chain_view`` (see :class:`~.chain_view.ChainView`) supplies the
@@ -86,6 +96,8 @@ class NitronodeNode(NodeServer):
         self.service: NitronodeService | None = None
         self.committer: GroupCommitter | None = None
         self._lock = asyncio.Lock()
+        #: holds a COMMIT while a pipelining client is still sending (see .commit_hold)
+        self._hold = CommitHold(enabled=config.commit_hold)
         self._settling: asyncio.Task[None] | None = None
         self._watching: asyncio.Task[None] | None = None  # the look for abandoned locks
         self._settle_again = False  # work arrived while ``_settling`` ran: it goes round again
@@ -107,6 +119,9 @@ class NitronodeNode(NodeServer):
         ledger.set_meta("node_address", address)
         committer = GroupCommitter(ledger, threaded=False, write=write_batch)
         committer.on_failure = self._on_commit_failure
+        if config.commit_hold:
+            committer.hold = self._hold
+            committer.on_released = self._hold.committed
         self.committer = committer
         committer.start(asyncio.get_running_loop())
         await committer.flush()
@@ -155,6 +170,10 @@ class NitronodeNode(NodeServer):
             if config.ws_bytes_per_sec > 0
             else None
         )
+        sock = ws.transport.get_extra_info("socket")
+        link = self._hold.link(
+            outbox.push, sock.fileno() if sock is not None else -1, _received(ws)
+        )
         try:
             async for message in ws:
                 size = len(message.encode("utf-8") if isinstance(message, str) else message)
@@ -164,15 +183,14 @@ class NitronodeNode(NodeServer):
                     outbox.closed = True
                     ws.transport.abort()
                     return
-                await self._on_message(outbox, message, requests)
+                await self._on_message(link, message, requests)
         except ConnectionClosed:
             pass
         finally:
             outbox.closed = True
+            self._hold.drop(link)
 
-    async def _on_message(
-        self, outbox: Outbox, message: str | bytes, requests: TokenBucket
-    ) -> None:
+    async def _on_message(self, link: Link, message: str | bytes, requests: TokenBucket) -> None:
         committer, service = self.committer, self.service
         assert committer is not None and service is not None
         if committer.failure is not None:  # fail-stop
@@ -185,7 +203,8 @@ class NitronodeNode(NodeServer):
             reply = error_frame(0, "", INVALID_MESSAGE_FORMAT, _now_ms())
         else:
             reply = await self._answer(service, request, requests)
-        committer.after(committer.kick(), outbox.push, encode_frame(reply).encode())
+        link.arrived()
+        committer.after(committer.kick(), link.release, encode_frame(reply).encode())
         if service.escrow_work:
             service.escrow_work = False
             self._kick_settlement()
