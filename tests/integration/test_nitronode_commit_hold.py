@@ -143,7 +143,7 @@ async def test_without_commit_hold_the_node_commits_each_state_of_a_pipelining_c
     tmp_path: Path,
 ) -> None:
     async with (
-        NitronodeNode(node_config(tmp_path / "node.sqlite")) as node,
+        NitronodeNode(node_config(tmp_path / "node.sqlite", commit_hold=False)) as node,
         V1Client(node.url) as c,
     ):
         state = await _channel(c)
