@@ -22,6 +22,7 @@ import struct
 import threading
 from typing import Any
 
+from websockets.frames import Frame, Opcode
 from websockets.protocol import Side, State
 from websockets.streams import StreamReader
 
@@ -182,6 +183,39 @@ def split_data_frames(protocol: Any, data: bytes, *, masked: bool) -> tuple[list
             payloads.append(data[start:end])
         pos = end
     return payloads, pos
+
+
+class MessageJoiner:
+    """The data frames websockets hands one by one to ``process_event`` (both ends of the
+    relay link take them there, not from its message queue), joined into whole messages:
+    a fragmented message's parts are kept until its FIN frame."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    @staticmethod
+    def takes(event: object) -> bool:
+        """Whether ``event`` is a data frame (TEXT, BINARY or CONT) for :meth:`join`."""
+        return isinstance(event, Frame) and event.opcode in _DATA_OPCODES
+
+    def join(self, event: Frame) -> bytes | None:
+        """The whole message once ``event`` completes one, else None (a part is kept)."""
+        if event.opcode is not Opcode.CONT:
+            if event.fin:
+                return bytes(event.data)
+            self._parts = [bytes(event.data)]
+            return None
+        self._parts.append(bytes(event.data))
+        if not event.fin:
+            return None
+        data = b"".join(self._parts)
+        self._parts = []
+        return data
+
+
+_DATA_OPCODES = frozenset((Opcode.TEXT, Opcode.BINARY, Opcode.CONT))
 
 
 class MaskPool:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Protocol, Side, State
 
-from settlement_widgets.ws_write import at_frame_start, split_data_frames
+from settlement_widgets.ws_write import MessageJoiner, at_frame_start, split_data_frames
 
 MASK = b"\x37\xfa\x21\x3d"
 
@@ -157,3 +157,21 @@ def test_not_at_a_frame_start_mid_frame_mid_message_or_closed() -> None:
     assert not at_frame_start(proto)
     assert split_data_frames(_reader(Side.CLIENT), b"", masked=False) == ([], 0)
     assert Opcode.TEXT.value == 0x1
+
+
+def test_the_message_joiner_joins_fragments_and_leaves_control_frames() -> None:
+    """Both relay ends join websockets' data frames with MessageJoiner: whole frames pass,
+    a fragmented message comes out once, at its FIN frame, and control frames are not its."""
+    joiner = MessageJoiner()
+    whole = Frame(Opcode.TEXT, b'{"res":[1]}')
+    assert joiner.takes(whole) and joiner.join(whole) == b'{"res":[1]}'
+    parts = [
+        Frame(Opcode.TEXT, b"ab", fin=False),
+        Frame(Opcode.CONT, b"cd", fin=False),
+        Frame(Opcode.CONT, b"ef"),
+    ]
+    assert [joiner.join(p) for p in parts] == [None, None, b"abcdef"]
+    assert joiner.join(Frame(Opcode.BINARY, b"\x00\x01")) == b"\x00\x01"  # nothing left over
+    for control in (Opcode.PING, Opcode.PONG, Opcode.CLOSE):
+        assert not joiner.takes(Frame(control, b""))
+    assert not joiner.takes(b"not a frame")

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
-from websockets.frames import Frame, Opcode
 
-from ....ws_write import at_frame_start, split_data_frames
+from ....ws_write import MessageJoiner, at_frame_start, split_data_frames
 
 __all__ = ["DirectClientConnection"]
 
@@ -40,7 +39,7 @@ class DirectClientConnection(ClientConnection):
         self.on_message: Callable[[bytes], None] | None = None
         #: messages received before :attr:`on_message` was set
         self.early: list[bytes] = []
-        self._parts: list[bytes] = []
+        self._joiner = MessageJoiner()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -61,25 +60,12 @@ class DirectClientConnection(ClientConnection):
             super().data_received(data[used:] if used else data)
 
     def process_event(self, event: Any) -> None:
-        if self.response is None or not isinstance(event, Frame):
-            super().process_event(event)  # the handshake response
+        if self.response is None or not self._joiner.takes(event):
+            super().process_event(event)  # the handshake response, control frames
             return
-        opcode = event.opcode
-        if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
-            if not event.fin:
-                self._parts = [bytes(event.data)]
-                return
-            data = bytes(event.data)
-        elif opcode is Opcode.CONT:
-            self._parts.append(bytes(event.data))
-            if not event.fin:
-                return
-            data = b"".join(self._parts)
-            self._parts = []
-        else:
-            super().process_event(event)
-            return
-        self._deliver(data)
+        data = self._joiner.join(event)
+        if data is not None:
+            self._deliver(data)
 
     def _deliver(self, data: bytes) -> None:
         handler = self.on_message

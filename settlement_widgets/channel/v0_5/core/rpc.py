@@ -430,18 +430,9 @@ def _fast_bytes(data: bytes) -> Request | Response | None:
     request_id, method, params, timestamp = value
     # the general path's checks, in its order (the first error is the one reported)
     signatures = _sigs(sigs)
-    if head == _REQ_HEAD:
-        if not isinstance(params, dict):
-            raise InvalidFrameError(f"request params must be a JSON object, got {params!r}")
-        fields = (
-            _uint64(request_id, "request id"),
-            _method(method),
-            params,
-            _uint64(timestamp, "timestamp"),
-            signatures,
-            raw,
-        )
-        return _built(Request, (*fields, None))
+    request = head == _REQ_HEAD
+    if request and not isinstance(params, dict):
+        raise InvalidFrameError(f"request params must be a JSON object, got {params!r}")
     checked = (
         _uint64(request_id, "request id"),
         _method(method),
@@ -450,6 +441,8 @@ def _fast_bytes(data: bytes) -> Request | Response | None:
         signatures,
         raw,
     )
+    if request:
+        return _built(Request, (*checked, None))
     if params is not None and not isinstance(params, Mapping | list):
         raise InvalidFrameError(
             f"response result must be a JSON object, array or null, got {params!r}"

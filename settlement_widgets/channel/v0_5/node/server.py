@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import ServerConnection
-from websockets.frames import Frame, Opcode
 
 from ....errors import ConfigurationError, RelayError, RelayUnavailableError
 from ....keys import PrivateKey
-from ....ws_write import Outbox, at_frame_start, split_data_frames
+from ....ws_write import MessageJoiner, Outbox, at_frame_start, split_data_frames
 from ...node_base.committer import GroupCommitter
 from ...node_base.server import NodeServer
 from . import ledger as ledger_module
@@ -86,7 +85,7 @@ class _RelayConnection(ServerConnection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.early: list[bytes] = []
-        self._parts: list[Any] = []  # frame payloads (bytes-like)
+        self._joiner = MessageJoiner()
         self._burst: list[bytes] | None = None
 
     def data_received(self, data: bytes) -> None:
@@ -117,31 +116,19 @@ class _RelayConnection(ServerConnection):
             transport.max_size = self.READ_SIZE
 
     def process_event(self, event: Any) -> None:
-        if self.request is None or not isinstance(event, Frame):
-            super().process_event(event)  # the handshake request
+        if self.request is None or not self._joiner.takes(event):
+            super().process_event(event)  # the handshake request, control frames
             return
-        opcode = event.opcode
-        if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
-            if not event.fin:
-                self._parts = [event.data]
-                return
-            data = event.data
-        elif opcode is Opcode.CONT:
-            self._parts.append(event.data)
-            if not event.fin:
-                return
-            data = b"".join(self._parts)
-            self._parts = []
-        else:
-            super().process_event(event)
+        data = self._joiner.join(event)
+        if data is None:
             return
         handler = self.on_message
         if handler is None:
-            self.early.append(bytes(data))
+            self.early.append(data)
         elif self._burst is not None:
-            self._burst.append(bytes(data))
+            self._burst.append(data)
         else:
-            handler(bytes(data))
+            handler(data)
 
 
 @dataclass
